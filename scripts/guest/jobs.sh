@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+# Guest jobs, sourced by /init. Each job runs suites (see suite() in init).
+
+thp_never() {
+	for f in /sys/kernel/mm/transparent_hugepage/enabled \
+		/sys/kernel/mm/transparent_hugepage/hugepages-*/enabled; do
+		[ -w "$f" ] && echo never >"$f"
+	done
+}
+
+# Boot smoke test: the kernel came up and the interfaces the tests use work.
+smoke() {
+	echo "TAP version 13"
+	echo "1..4"
+	v=$(uname -r)
+	case $v in
+	6.12.*) echo "ok 1 kernel $v booted" ;;
+	*) echo "not ok 1 unexpected kernel version $v" ;;
+	esac
+	if cat /proc/sys/vm/overcommit_memory >/dev/null 2>&1; then
+		echo "ok 2 /proc/sys/vm readable"
+	else
+		echo "not ok 2 /proc/sys/vm not readable"
+	fi
+	n=$(grep -c ^processor /proc/cpuinfo)
+	echo "ok 3 $n CPUs online # $(grep MemTotal /proc/meminfo)"
+	if /ap/ap_smoke; then
+		echo "ok 4 mmap/madvise/fault work"
+	else
+		echo "not ok 4 ap_smoke failed"
+	fi
+}
+
+feature_report() {
+	echo "TAP version 13"
+	echo "1..1"
+	if [ -f /proc/sys/vm/anon_prefault ]; then
+		echo "# vm.anon_prefault = $(cat /proc/sys/vm/anon_prefault)"
+		echo "# vm.anon_prefault_max_pages = $(cat /proc/sys/vm/anon_prefault_max_pages)"
+		grep '^anon_prefault' /proc/vmstat | sed 's/^/# /'
+		echo "ok 1 feature present"
+	else
+		echo "ok 1 feature absent # SKIP vm.anon_prefault not in this kernel"
+	fi
+}
+
+# ap.job=test: everything make test checks in one boot.
+# ap.job=run: the benchmark.
+run_job() {
+	thp_never
+	case $1 in
+	test)
+		suite smoke smoke
+		suite feature feature_report
+		[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
+		;;
+	run)
+		suite smoke smoke
+		suite feature feature_report
+		if [ -x /ap/bench.sh ]; then
+			suite bench sh /ap/bench.sh
+		fi
+		;;
+	*)
+		echo "unknown ap.job '$1'" >$REPORT
+		;;
+	esac
+}

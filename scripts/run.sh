@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make run: build the patched kernel (=y), boot it in QEMU, run the
+# benchmark job in the guest and print its report.
+. "$(dirname "$0")/lib.sh"
+
+ensure_packages
+PRISTINE=$(pristine_tree) || exit 1
+mkdir -p "$BUILD"
+
+# Reuse $SRC when it holds exactly this series on this base.
+stamp=$( (echo "$PRISTINE"; cat "$TOP/series" 2>/dev/null;
+	  for p in $(series_patches); do cat "$TOP/patches/$p"; done) | sha1sum | cut -c1-40)
+if [ "$(cat "$SRC/.ap-stamp" 2>/dev/null)" != "$stamp" ]; then
+	step apply "copying the pristine tree and applying the series"
+	copy_tree "$PRISTINE" "$SRC"
+	for p in $(series_patches); do
+		quilt_push_one || die "$p does not apply cleanly (see $BUILD/quilt-push.log)"
+	done
+	echo "$stamp" >"$SRC/.ap-stamp"
+fi
+
+step configure "tinyconfig + configs/test.config, CONFIG_ANON_PREFAULT=y"
+configure_kernel "$OBJ_Y" y
+step build "building bzImage (log: $OBJ_Y/build.log)"
+build_kernel "$OBJ_Y" || die "kernel build failed (see $OBJ_Y/build.log)"
+step guest "building the guest programs and the initramfs"
+build_guest_programs "$OBJ_Y" "$BUILD/guest"
+make_initramfs "$BUILD/guest" "$BUILD/initramfs.cpio.gz"
+step boot "booting the guest (job: run)"
+out=$BUILD/boot-run
+boot_guest "$OBJ_Y/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$out" run ||
+	die "guest run failed (console: $out/console.log)"
+bad=$(console_problems "$out/console.log")
+[ -z "$bad" ] || { printf '%s\n' "$bad"; die "kernel reported problems (console: $out/console.log)"; }
+
+step report "guest report"
+for s in feature bench; do
+	python3 "$TOP/scripts/parse-results.py" --dump "$s" "$out/results.log" |
+		sed -n 's/^# \{0,1\}//p'
+done | tee "$BUILD/report.txt"
+if [ -x "$TOP/scripts/bench-post.sh" ]; then
+	"$TOP/scripts/bench-post.sh" "$out/results.log" "$BUILD"
+fi
+log "report: $BUILD/report.txt, console: $out/console.log"

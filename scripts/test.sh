@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make test: apply, checkpatch, copies, build after every patch (=y) and at
+# the top (=n), boot both kernels and run the guest tests. Prints one
+# PASS/FAIL/SKIP line per check and ends with "N passed, N failed, N skipped".
+. "$(dirname "$0")/lib.sh"
+
+PASSED=0 FAILED=0 SKIPPED=0 SUMMARY_DONE=0
+pass() { PASSED=$((PASSED + 1)); printf 'PASS: %s\n' "$*"; }
+fail() { FAILED=$((FAILED + 1)); printf 'FAIL: %s\n' "$*"; }
+skip() { SKIPPED=$((SKIPPED + 1)); printf 'SKIP: %s\n' "$*"; }
+summary() {
+	[ $SUMMARY_DONE = 1 ] && return
+	SUMMARY_DONE=1
+	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+}
+on_exit() {
+	local rc=$?
+	if [ $SUMMARY_DONE = 0 ]; then
+		[ $rc -ne 0 ] && fail "step ${CURRENT_STEP:-setup} aborted the run (see the error above)"
+		summary
+		[ $FAILED -eq 0 ] || exit 1
+	fi
+}
+trap on_exit EXIT
+
+ensure_packages
+PRISTINE=$(pristine_tree) || exit 1
+mkdir -p "$BUILD"
+PATCHES=$(series_patches)
+NPATCH=$(printf '%s' "$PATCHES" | grep -c . || true)
+START=$(date +%s)
+
+# 1. The series applies to the pristine tree exactly.
+step apply "copying the pristine tree and applying $NPATCH patches"
+copy_tree "$PRISTINE" "$SRC"
+apply_ok=1
+for p in $PATCHES; do
+	[ -f "$TOP/patches/$p" ] || { fail "apply: $p is listed in series but missing"; apply_ok=0; break; }
+	quilt_push_one
+	case $? in
+	0) ;;
+	2) fail "apply: $p applies only with offsets or fuzz"; apply_ok=0; break ;;
+	*) fail "apply: $p does not apply"; apply_ok=0; break ;;
+	esac
+done
+[ $apply_ok = 1 ] && pass "apply: $NPATCH patches apply with no fuzz and no offsets"
+[ $apply_ok = 1 ] || { summary; exit 1; }
+
+# 2. checkpatch --strict, run from the base tree.
+step checkpatch "scripts/checkpatch.pl --strict on every patch"
+for p in $PATCHES; do
+	out=$(cd "$PRISTINE" && perl scripts/checkpatch.pl --strict --show-types \
+		"$TOP/patches/$p" 2>&1)
+	total=$(printf '%s\n' "$out" | grep -E '^total:' | tail -1)
+	allowed=$(sed -n "s/^- checkpatch: $p \([A-Z_]*\) .*/\1/p" "$TOP/README")
+	bad=$(printf '%s\n' "$out" | grep -E '^(ERROR|WARNING|CHECK):' |
+		sed 's/^\([A-Z]*\):\([A-Z_]*\):.*/\2/' | sort -u |
+		grep -vxF -f <(printf '%s\n' $allowed @none@))
+	if [ -z "$total" ]; then
+		fail "checkpatch: $p: checkpatch did not run"
+	elif [ -n "$bad" ]; then
+		printf '%s\n' "$out" | grep -E -A4 '^(ERROR|WARNING|CHECK):' | head -40
+		fail "checkpatch: $p: $total ($(echo $bad))"
+	else
+		pass "checkpatch: $p: $total${allowed:+ (README-listed: $(echo $allowed))}"
+	fi
+done
+
+# 3. The kernel-layout copies are the files the series adds, byte for byte.
+step copies "comparing kernel-layout copies with the files the series adds"
+added=$(cd "$TOP/patches" && [ -n "$PATCHES" ] && awk '
+	/^--- \/dev\/null/ { n = 1; next }
+	n && /^\+\+\+ b\// { sub(/^\+\+\+ b\//, ""); print; }
+	{ n = 0 }' $PATCHES | sort -u)
+copies=$(cd "$TOP" && find mm include tools Documentation -type f 2>/dev/null | sort)
+drift=""
+for f in $added; do
+	if ! [ -f "$TOP/$f" ]; then drift="$drift missing:$f"
+	elif ! cmp -s "$TOP/$f" "$SRC/$f"; then drift="$drift differs:$f"
+	fi
+done
+for f in $copies; do
+	printf '%s\n' "$added" | grep -qxF "$f" || drift="$drift not-added-by-series:$f"
+done
+if [ -z "$drift" ]; then
+	pass "copies: $(printf '%s' "$added" | grep -c .) added files match their copies"
+else
+	fail "copies:$drift (run make export)"
+fi
+
+# 4. Build after every patch with =y (incremental), and the top with =n.
+step build "building after each of $NPATCH patches (CONFIG_ANON_PREFAULT=y)"
+(cd "$SRC" && quilt pop -a -q >/dev/null 2>&1)
+i=0
+if [ "$NPATCH" = 0 ]; then
+	configure_kernel "$OBJ_Y" y
+	if build_kernel "$OBJ_Y"; then pass "build: base tree (empty series), =y"
+	else fail "build: base tree does not build (see $OBJ_Y/build.log)"; fi
+fi
+for p in $PATCHES; do
+	i=$((i + 1))
+	(cd "$SRC" && quilt push -q --fuzz=0 >/dev/null) || die "re-applying $p"
+	log "build $i/$NPATCH: $p"
+	configure_kernel "$OBJ_Y" y
+	if build_kernel "$OBJ_Y"; then
+		pass "build: $i/$NPATCH $p (=y)"
+	else
+		fail "build: $i/$NPATCH $p (=y) does not build (see $OBJ_Y/build.log)"
+	fi
+done
+cp "$OBJ_Y/build.log" "$BUILD/build-y.log" 2>/dev/null
+step build "building the top of the series with CONFIG_ANON_PREFAULT=n"
+configure_kernel "$OBJ_N" n
+if build_kernel "$OBJ_N"; then pass "build: top of series (=n)"
+else fail "build: top of series (=n) does not build (see $OBJ_N/build.log)"; fi
+log "builds done after $(( $(date +%s) - START ))s"
+
+# 5./6. Boot both kernels; the guest runs the tests.
+step guest "building the guest programs and the initramfs"
+build_guest_programs "$OBJ_Y" "$BUILD/guest"
+make_initramfs "$BUILD/guest" "$BUILD/initramfs.cpio.gz"
+
+boot_and_check() {
+	local opt=$1 obj=$2 out=$BUILD/boot-$1
+	step "boot-$opt" "booting the CONFIG_ANON_PREFAULT=$opt kernel"
+	if ! [ -f "$obj/arch/x86/boot/bzImage" ]; then
+		fail "boot-$opt: no bzImage"
+		return
+	fi
+	if boot_guest "$obj/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$out" test; then
+		pass "boot-$opt: guest booted and reported DONE"
+	else
+		fail "boot-$opt: guest failed (see $out/console.log)"
+	fi
+	local bad
+	bad=$(console_problems "$out/console.log")
+	if [ -n "$bad" ]; then
+		printf '%s\n' "$bad"
+		fail "boot-$opt: kernel reported problems on the console"
+	else
+		pass "boot-$opt: console clean (no BUG/WARNING/Oops/KASAN/lockdep)"
+	fi
+	[ -f "$out/results.log" ] || return
+	local st desc
+	if [ "$opt" = y ]; then
+		while IFS=$'\t' read -r st desc; do
+			case $st in
+			PASS) pass "guest-y: $desc" ;;
+			SKIP) skip "guest-y: $desc" ;;
+			*) fail "guest-y: $desc" ;;
+			esac
+		done < <(python3 "$TOP/scripts/parse-results.py" "$out/results.log")
+		if [ -f "$SRC/mm/anon_prefault.c" ] &&
+		   ! grep -q 'feature present' "$out/results.log"; then
+			fail "guest-y: vm.anon_prefault missing from the =y kernel"
+		fi
+	else
+		local res nfail nrun
+		res=$(python3 "$TOP/scripts/parse-results.py" "$out/results.log")
+		while IFS=$'\t' read -r st desc; do
+			case $desc in
+			smoke:*) [ "$st" = PASS ] && pass "guest-n: $desc" || fail "guest-n: $desc" ;;
+			esac
+		done <<<"$res"
+		if [ -f "$SRC/mm/anon_prefault.c" ]; then
+			if grep -q 'feature present' "$out/results.log"; then
+				fail "guest-n: vm.anon_prefault exists in the =n kernel"
+			else
+				pass "guest-n: vm.anon_prefault absent"
+			fi
+			nfail=$(printf '%s\n' "$res" | grep -c '^FAIL	anon_prefault' || true)
+			nrun=$(printf '%s\n' "$res" | grep -c '^PASS	anon_prefault' || true)
+			nskip=$(printf '%s\n' "$res" | grep -c '^SKIP	anon_prefault' || true)
+			if [ "$nfail" = 0 ] && [ "$nrun" = 0 ] && [ "$nskip" -gt 0 ]; then
+				pass "guest-n: all $nskip anon_prefault cases report SKIP"
+			else
+				fail "guest-n: anon_prefault cases: $nskip SKIP, $nrun PASS, $nfail FAIL (want all SKIP)"
+			fi
+		fi
+	fi
+}
+boot_and_check y "$OBJ_Y"
+boot_and_check n "$OBJ_N"
+
+log "make test took $(( $(date +%s) - START ))s"
+summary
+[ $FAILED -eq 0 ]
