@@ -28,4 +28,8 @@ git diff --name-only --diff-filter=A ap-base..HEAD | while read -r f; do
 	mkdir -p "$TOP/$(dirname "$f")"
 	cp "$f" "$TOP/$f"
 done
+# The MAINTAINERS entry the series adds, for merging by hand elsewhere.
+awk '/^MEMORY MANAGEMENT - ANONYMOUS PREFAULT$/ { p = 1 } p && /^$/ { exit } p' \
+	MAINTAINERS >"$TOP/MAINTAINERS.fragment"
+[ -s "$TOP/MAINTAINERS.fragment" ] || rm -f "$TOP/MAINTAINERS.fragment"
 log "wrote $n patches, series and $(git diff --name-only --diff-filter=A ap-base..HEAD | wc -l) copies"

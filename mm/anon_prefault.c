@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Anticipatory prefault of sequential anonymous page faults: the policy.
+ *
+ * Each task remembers where its next anonymous fault would land if it
+ * keeps walking memory upwards (anon_prefault_next) and how many faults in
+ * a row landed where predicted (anon_prefault_order). A fault at the
+ * predicted address is a hit: the order grows by one and the fault maps a
+ * window of 1 << order pages, the faulting page first. Any other fault is
+ * a miss: the order drops to 0 and one page is mapped, as without this
+ * code. The window is bounded by vm.anon_prefault_max_pages, the end of the
+ * VMA and the end of the page table. The mechanism that maps the window
+ * lives in do_anonymous_page() in mm/memory.c.
+ *
+ * madvise() steers it per region, reusing the advice that file readahead
+ * already reads: MADV_RANDOM (VM_RAND_READ) maps one page per fault,
+ * MADV_SEQUENTIAL (VM_SEQ_READ) maps the full window from the first fault,
+ * MADV_NORMAL restores the ramp.
+ */
+
+#include <linux/anon_prefault.h>
+#include <linux/init.h>
+#include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/pagevec.h>
+#include <linux/sysctl.h>
+#include <linux/userfaultfd_k.h>
+#include <linux/vmstat.h>
+
+#define CREATE_TRACE_POINTS
+#include <trace/events/anon_prefault.h>
+
+DEFINE_STATIC_KEY_TRUE(anon_prefault_key);
+
+static int sysctl_anon_prefault = 1;
+static int sysctl_anon_prefault_max_pages = ANON_PREFAULT_DEFAULT_PAGES;
+static int anon_prefault_pages_limit = PAGEVEC_SIZE;
+static DEFINE_MUTEX(anon_prefault_mutex);
+
+/* The order never grows past the one whose window covers PAGEVEC_SIZE. */
+#define ANON_PREFAULT_MAX_ORDER	order_base_2(PAGEVEC_SIZE)
+
+static unsigned int anon_prefault_miss(unsigned long addr)
+{
+	current->anon_prefault_order = 0;
+	current->anon_prefault_next = addr + PAGE_SIZE;
+	return 1;
+}
+
+/**
+ * anon_prefault_window - number of pages to map for an anonymous fault
+ * @vma: the VMA of the fault
+ * @address: the faulting address
+ *
+ * Updates current's prediction and returns the size of the window in
+ * pages, the faulting page included (at least 1). The window never passes
+ * the end of @vma nor the end of the page table that maps @address.
+ */
+unsigned int anon_prefault_window(struct vm_area_struct *vma,
+				  unsigned long address)
+{
+	struct task_struct *tsk = current;
+	unsigned long addr = address & PAGE_MASK;
+	unsigned int order, nr;
+
+	/*
+	 * mlocked and userfaultfd VMAs get exactly the pages they fault, and
+	 * so does a region advised MADV_RANDOM.
+	 */
+	if ((vma->vm_flags & (VM_LOCKED | VM_RAND_READ)) ||
+	    userfaultfd_armed(vma))
+		return anon_prefault_miss(addr);
+
+	/* MADV_SEQUENTIAL: the full window from the first fault on. */
+	if (vma->vm_flags & VM_SEQ_READ)
+		order = ANON_PREFAULT_MAX_ORDER;
+	else if (addr == tsk->anon_prefault_next)
+		order = min_t(unsigned int, tsk->anon_prefault_order + 1,
+			      ANON_PREFAULT_MAX_ORDER);
+	else
+		return anon_prefault_miss(addr);
+
+	nr = min_t(unsigned int, 1U << order,
+		   READ_ONCE(sysctl_anon_prefault_max_pages));
+	nr = min_t(unsigned long, nr,
+		   (pmd_addr_end(addr, vma->vm_end) - addr) >> PAGE_SHIFT);
+
+	tsk->anon_prefault_order = order;
+	tsk->anon_prefault_next = addr + nr * PAGE_SIZE;
+	return nr;
+}
+
+/**
+ * anon_prefault_cut - the window at @address ended after @nr pages
+ * @address: the faulting address the window started at
+ * @nr: pages of the window that could be had (at least 1)
+ *
+ * Called when a page of the window could not be allocated or charged:
+ * the next fault is predicted at the end of what was had, and the ramp
+ * starts again from one page.
+ */
+void anon_prefault_cut(unsigned long address, unsigned int nr)
+{
+	current->anon_prefault_order = 0;
+	current->anon_prefault_next = (address & PAGE_MASK) + nr * PAGE_SIZE;
+	count_vm_event(ANON_PREFAULT_FALLBACK);
+}
+
+/**
+ * anon_prefault_mapped - account a fault that mapped a window
+ * @address: the faulting address
+ * @nr: PTEs the fault set, the faulting one included
+ */
+void anon_prefault_mapped(unsigned long address, unsigned int nr)
+{
+	if (nr < 2)
+		return;
+	count_vm_event(ANON_PREFAULT_FAULT);
+	count_vm_events(ANON_PREFAULT_PAGE, nr - 1);
+	trace_anon_prefault(address, nr, current->anon_prefault_order);
+}
+
+static int anon_prefault_sysctl_handler(const struct ctl_table *table,
+					int write, void *buffer, size_t *lenp,
+					loff_t *ppos)
+{
+	int ret;
+
+	mutex_lock(&anon_prefault_mutex);
+	ret = proc_dointvec_minmax(table, write, buffer, lenp, ppos);
+	if (!ret && write) {
+		if (sysctl_anon_prefault)
+			static_branch_enable(&anon_prefault_key);
+		else
+			static_branch_disable(&anon_prefault_key);
+	}
+	mutex_unlock(&anon_prefault_mutex);
+	return ret;
+}
+
+static struct ctl_table anon_prefault_sysctls[] = {
+	{
+		.procname	= "anon_prefault",
+		.data		= &sysctl_anon_prefault,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= anon_prefault_sysctl_handler,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
+	},
+	{
+		.procname	= "anon_prefault_max_pages",
+		.data		= &sysctl_anon_prefault_max_pages,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ONE,
+		.extra2		= &anon_prefault_pages_limit,
+	},
+};
+
+static int __init anon_prefault_init(void)
+{
+	register_sysctl_init("vm", anon_prefault_sysctls);
+	return 0;
+}
+subsys_initcall(anon_prefault_init);
