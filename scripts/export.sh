@@ -22,6 +22,19 @@ cp "$tmp"/*.patch "$TOP/patches/" 2>/dev/null
 } >"$TOP/series"
 rm -rf "$tmp"
 
+# The cover letter keeps its prose; its subject count, shortlog and
+# diffstat are regenerated.
+cover=$TOP/patches/0000-cover-letter.patch
+if [ -f "$cover" ]; then
+	{
+		sed -e "s|^Subject: \[PATCH 0/[0-9]*\]|Subject: [PATCH 0/$n]|" \
+			-e '/^anon-prefault developers ([0-9]*):$/,$d' "$cover"
+		git shortlog ap-base..HEAD
+		git diff --stat ap-base..HEAD
+		echo
+	} >"$cover.tmp" && mv "$cover.tmp" "$cover"
+fi
+
 # Kernel-layout copies of the files the series adds.
 for d in mm include tools Documentation; do rm -rf "${TOP:?}/$d"; done
 git diff --name-only --diff-filter=A ap-base..HEAD | while read -r f; do

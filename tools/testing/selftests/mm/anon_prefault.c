@@ -51,6 +51,7 @@
 
 #include "../kselftest.h"
 #include "vm_util.h"
+#include "anon_prefault_util.h"
 
 #ifndef MLOCK_ONFAULT
 #define MLOCK_ONFAULT		0x01
@@ -68,8 +69,6 @@
 #define RUSAGE_THREAD		1
 #endif
 
-#define SYSCTL_ENABLE		"/proc/sys/vm/anon_prefault"
-#define SYSCTL_MAX_PAGES	"/proc/sys/vm/anon_prefault_max_pages"
 #define CGROUP_ROOT		"/sys/fs/cgroup"
 #define CGROUP_TEST		CGROUP_ROOT "/anon_prefault_test"
 
@@ -88,69 +87,44 @@
 static size_t pagesize;
 static int pagemap_fd = -1;
 static bool have_sysctl;
-static pid_t main_pid;
-static char saved_enable[32];
-static char saved_max_pages[32];
 
 /* Failure diagnostics: "# <test>: <message>" */
 #define tmsg(name, fmt, ...)	ksft_print_msg("%s: " fmt, name, ##__VA_ARGS__)
 
 /* ------------------------------------------------------------------------ */
-/* sysctl helpers                                                            */
-/* ------------------------------------------------------------------------ */
-
-/* Write @s to @path with a single write(); returns 0 or -errno. */
-static int write_file(const char *path, const char *s)
-{
-	size_t len = strlen(s);
-	ssize_t ret;
-	int fd, err = 0;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, s, len);
-	if (ret < 0)
-		err = -errno;
-	else if ((size_t)ret != len)
-		err = -EIO;
-	close(fd);
-	return err;
-}
-
-/* Read up to @len - 1 bytes of @path, trailing newline stripped. */
-static int read_file(const char *path, char *buf, size_t len)
-{
-	ssize_t ret;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	ret = read(fd, buf, len - 1);
-	close(fd);
-	if (ret < 0)
-		return -errno;
-	buf[ret] = '\0';
-	while (ret > 0 && buf[ret - 1] == '\n')
-		buf[--ret] = '\0';
-	return 0;
-}
-
-static void restore_sysctls(void)
-{
-	/* Children of the tests must not restore behind the parent's back. */
-	if (getpid() != main_pid || !have_sysctl)
-		return;
-	if (saved_max_pages[0])
-		write_file(SYSCTL_MAX_PAGES, saved_max_pages);
-	if (saved_enable[0])
-		write_file(SYSCTL_ENABLE, saved_enable);
-}
-
-/* ------------------------------------------------------------------------ */
 /* Memory helpers                                                            */
 /* ------------------------------------------------------------------------ */
+
+/*
+ * Anonymous memory of the VMA that starts at @addr, in kB, from
+ * /proc/self/smaps: exact for the test region whatever the rest of the
+ * process (stack, heap, stdio buffers) faults in meanwhile, which the
+ * process-wide RssAnon would count too.
+ */
+static unsigned long region_anon_kb(void *addr)
+{
+	char line[256], start[32];
+	unsigned long kb = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)addr);
+	f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		ksft_exit_fail_perror("open /proc/self/smaps");
+	while (fgets(line, sizeof(line), f)) {
+		if (!found) {
+			found = !strncmp(line, start, strlen(start));
+			continue;
+		}
+		if (sscanf(line, "Anonymous: %lu kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	if (!found)
+		ksft_exit_fail_msg("no VMA at %p in /proc/self/smaps\n", addr);
+	return kb;
+}
 
 static long minflt(int who)
 {
@@ -256,21 +230,8 @@ static void reset_prediction(void)
 /* Set both sysctls (fatal on error) and reset the task's prediction. */
 static void set_prefault(int enable, int max_pages)
 {
-	char buf[16];
-	int ret;
-
-	if (have_sysctl) {
-		snprintf(buf, sizeof(buf), "%d", max_pages);
-		ret = write_file(SYSCTL_MAX_PAGES, buf);
-		if (ret)
-			ksft_exit_fail_msg("writing %s to %s: %s\n", buf,
-					   SYSCTL_MAX_PAGES, strerror(-ret));
-		snprintf(buf, sizeof(buf), "%d", enable);
-		ret = write_file(SYSCTL_ENABLE, buf);
-		if (ret)
-			ksft_exit_fail_msg("writing %s to %s: %s\n", buf,
-					   SYSCTL_ENABLE, strerror(-ret));
-	}
+	if (have_sysctl)
+		ap_set_sysctls(enable, max_pages);
 	reset_prediction();
 }
 
@@ -664,9 +625,9 @@ static void test_madvise(const char *name)
 	p = map_region(len);
 	if (madvise(p, len, MADV_SEQUENTIAL))
 		ksft_exit_fail_perror("MADV_SEQUENTIAL");
-	rss0 = rss_anon();
+	rss0 = region_anon_kb(p);
 	faults = write_seq(p, 0, 1);
-	rss1 = rss_anon();
+	rss1 = region_anon_kb(p);
 	n = count_populated(p, 0, pages);
 	if (faults != 1 || n != DEF_MAX_PAGES ||
 	    count_populated(p, 0, DEF_MAX_PAGES) != DEF_MAX_PAGES) {
@@ -676,7 +637,8 @@ static void test_madvise(const char *name)
 		ok = false;
 	}
 	if (rss1 - rss0 != DEF_MAX_PAGES * pagesize / 1024) {
-		tmsg(name, "MADV_SEQUENTIAL: RssAnon grew by %lu kB, expected %lu kB\n",
+		tmsg(name,
+		     "MADV_SEQUENTIAL: the region's Anonymous grew by %lu kB, expected %lu kB\n",
 		     rss1 - rss0, DEF_MAX_PAGES * pagesize / 1024);
 		ok = false;
 	}
@@ -723,9 +685,9 @@ static void shuffle(unsigned long *a, unsigned long n)
 
 /*
  * Touch @order[0..n) of a fresh 1024-page region; the pages touched must be
- * exactly the pages populated and RssAnon must grow by exactly n pages.  If
- * @all_misses, no access is at the page after the previous one, so there can
- * be no hit and the fault count must be n as well.
+ * exactly the pages populated and the region's anonymous memory must grow
+ * by exactly n pages.  If @all_misses, no access is at the page after the
+ * previous one, so there can be no hit and the fault count must be n too.
  */
 static bool sparse_one(const char *name, const char *what,
 		       const unsigned long *order, unsigned long n,
@@ -743,12 +705,12 @@ static bool sparse_one(const char *name, const char *what,
 
 	reset_prediction();
 	p = map_region(pages * pagesize);
-	rss0 = rss_anon();
+	rss0 = region_anon_kb(p);
 	f0 = minflt(RUSAGE_SELF);
 	for (i = 0; i < n; i++)
 		poke(p + order[i] * pagesize, 1);
 	faults = minflt(RUSAGE_SELF) - f0;
-	rss1 = rss_anon();
+	rss1 = region_anon_kb(p);
 
 	for (i = 0, pop = 0; i < pages; i++) {
 		bool pr = populated(p, i);
@@ -764,7 +726,7 @@ static bool sparse_one(const char *name, const char *what,
 		ok = false;
 	}
 	if (rss1 - rss0 != n * pagesize / 1024) {
-		tmsg(name, "%s: RssAnon grew by %lu kB, expected %lu kB\n",
+		tmsg(name, "%s: the region's Anonymous grew by %lu kB, expected %lu kB\n",
 		     what, rss1 - rss0, n * pagesize / 1024);
 		ok = false;
 	}
@@ -855,12 +817,12 @@ static void test_seq_read_zero(const char *name)
 	p = map_region(len);
 	m = model_seq(p, pages, 0, pages, DEF_MAX_PAGES, false);
 
-	rss0 = rss_anon();
+	rss0 = region_anon_kb(p);
 	f0 = minflt(RUSAGE_SELF);
 	for (i = 0; i < pages; i++)
 		sum |= peek(p + i * pagesize);
 	faults = minflt(RUSAGE_SELF) - f0;
-	rss1 = rss_anon();
+	rss1 = region_anon_kb(p);
 
 	if (sum || !range_is_zero(p, 0, len)) {
 		tmsg(name, "read: memory is not zero\n");
@@ -878,13 +840,13 @@ static void test_seq_read_zero(const char *name)
 		ok = false;
 	}
 	if (rss1 != rss0) {
-		tmsg(name, "read: RssAnon changed by %ld kB, expected 0\n",
+		tmsg(name, "read: the region's Anonymous changed by %ld kB, expected 0\n",
 		     (long)(rss1 - rss0));
 		ok = false;
 	}
 
 	/* Writes now COW every page away from the zero page: one fault each. */
-	rss0 = rss_anon();
+	rss0 = region_anon_kb(p);
 	f0 = minflt(RUSAGE_SELF);
 	for (i = 0; i < pages; i++) {
 		char *q = p + i * pagesize;
@@ -893,7 +855,7 @@ static void test_seq_read_zero(const char *name)
 		poke(q + pagesize - 1, (char)(i >> 2));
 	}
 	faults = minflt(RUSAGE_SELF) - f0;
-	rss1 = rss_anon();
+	rss1 = region_anon_kb(p);
 	for (i = 0; i < pages; i++) {
 		const char *q = p + i * pagesize;
 
@@ -911,7 +873,7 @@ static void test_seq_read_zero(const char *name)
 		ok = false;
 	}
 	if (rss1 - rss0 != len / 1024) {
-		tmsg(name, "write: RssAnon grew by %lu kB, expected %zu kB\n",
+		tmsg(name, "write: the region's Anonymous grew by %lu kB, expected %zu kB\n",
 		     rss1 - rss0, len / 1024);
 		ok = false;
 	}
@@ -1238,11 +1200,11 @@ static const char *cgroup_setup(void)
 		if (mount("none", CGROUP_ROOT, "cgroup2", 0, NULL))
 			return "cannot mount cgroup2";
 	}
-	if (read_file(CGROUP_ROOT "/cgroup.controllers", buf, sizeof(buf)))
+	if (ap_read_file(CGROUP_ROOT "/cgroup.controllers", buf, sizeof(buf)))
 		return "cannot read cgroup.controllers";
 	if (!strstr(buf, "memory"))
 		return "memory controller not available";
-	if (write_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory"))
+	if (ap_write_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory"))
 		return "cannot enable the memory controller";
 	return NULL;
 }
@@ -1264,7 +1226,7 @@ static long memcg_events(const char *key)
 	char buf[1024], *s;
 	size_t klen = strlen(key);
 
-	if (read_file(CGROUP_TEST "/memory.events", buf, sizeof(buf)))
+	if (ap_read_file(CGROUP_TEST "/memory.events", buf, sizeof(buf)))
 		return -1;
 	for (s = buf; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
 		if (!strncmp(s, key, klen) && s[klen] == ' ')
@@ -1280,7 +1242,7 @@ static void memcg_child(void)
 	size_t off;
 
 	snprintf(buf, sizeof(buf), "%d", getpid());
-	if (write_file(CGROUP_TEST "/cgroup.procs", buf))
+	if (ap_write_file(CGROUP_TEST "/cgroup.procs", buf))
 		_exit(2);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1314,7 +1276,7 @@ static void test_memcg(const char *name)
 		cgroup_remove();
 		if (mkdir(CGROUP_TEST, 0755))
 			ksft_exit_fail_perror("mkdir " CGROUP_TEST);
-		if (write_file(CGROUP_TEST "/memory.max", "67108864")) {
+		if (ap_write_file(CGROUP_TEST "/memory.max", "67108864")) {
 			cgroup_remove();
 			ksft_test_result_skip("%s: cannot set memory.max\n",
 					      name);
@@ -1495,12 +1457,12 @@ static bool sysctl_reject(const char *name, const char *path, const char *in)
 	char before[64], after[64];
 	int ret;
 
-	if (read_file(path, before, sizeof(before))) {
+	if (ap_read_file(path, before, sizeof(before))) {
 		tmsg(name, "cannot read %s\n", path);
 		return false;
 	}
-	ret = write_file(path, in);
-	if (read_file(path, after, sizeof(after))) {
+	ret = ap_write_file(path, in);
+	if (ap_read_file(path, after, sizeof(after))) {
 		tmsg(name, "cannot read %s\n", path);
 		return false;
 	}
@@ -1518,8 +1480,8 @@ static bool sysctl_accept(const char *name, const char *path, const char *in)
 	char after[64];
 	int ret;
 
-	ret = write_file(path, in);
-	if (ret || read_file(path, after, sizeof(after)) || strcmp(after, in)) {
+	ret = ap_write_file(path, in);
+	if (ret || ap_read_file(path, after, sizeof(after)) || strcmp(after, in)) {
 		tmsg(name, "writing '%s' to %s: %s, read back '%s'\n", in, path,
 		     ret ? strerror(-ret) : "success", ret ? "" : after);
 		return false;
@@ -1722,17 +1684,17 @@ static void test_mlock_populate(const char *name)
 		set_prefault(enable, DEF_MAX_PAGES);
 		/* Reserve an aligned, guarded slot; 1 MiB can't hold a THP. */
 		p = map_region(len);
-		rss0 = rss_anon();
+		rss0 = region_anon_kb(p);
 		q = mmap(p, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE,
 			 -1, 0);
 		if (q != p)
 			ksft_exit_fail_perror("mmap MAP_POPULATE");
 		faults[enable] = write_seq(p, 0, pages);
-		rss1 = rss_anon();
+		rss1 = region_anon_kb(p);
 		if (faults[enable] || rss1 - rss0 != len / 1024) {
 			tmsg(name,
-			     "MAP_POPULATE, anon_prefault=%d: faults %ld, RssAnon +%lu kB, expected 0 and %zu kB\n",
+			     "MAP_POPULATE, anon_prefault=%d: faults %ld, Anonymous +%lu kB, expected 0 and %zu kB\n",
 			     enable, faults[enable], rss1 - rss0, len / 1024);
 			ok = false;
 		}
@@ -1834,21 +1796,12 @@ int main(int argc, char **argv)
 	}
 
 	pagesize = getpagesize();
-	main_pid = getpid();
 	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
 	if (pagemap_fd < 0)
 		ksft_exit_fail_perror("open /proc/self/pagemap");
 
-	if (have_sysctl) {
-		if (read_file(SYSCTL_ENABLE, saved_enable,
-			      sizeof(saved_enable)))
-			ksft_exit_fail_perror("read " SYSCTL_ENABLE);
-		if (read_file(SYSCTL_MAX_PAGES, saved_max_pages,
-			      sizeof(saved_max_pages)))
-			ksft_exit_fail_msg("%s missing or unreadable\n",
-					   SYSCTL_MAX_PAGES);
-		atexit(restore_sysctls);
-	}
+	if (have_sysctl)
+		ap_save_sysctls();
 
 	/* Warm up the helpers so their own memory is in place. */
 	rss_anon();
@@ -1865,6 +1818,6 @@ int main(int argc, char **argv)
 		tests[i].fn(tests[i].name);
 	}
 
-	restore_sysctls();
+	ap_restore_sysctls();
 	ksft_finished();
 }
