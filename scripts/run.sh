@@ -35,11 +35,12 @@ bad=$(console_problems "$out/console.log")
 [ -z "$bad" ] || { printf '%s\n' "$bad"; die "kernel reported problems (console: $out/console.log)"; }
 
 step report "guest report"
-for s in feature bench; do
+for s in feature; do
 	python3 "$TOP/scripts/parse-results.py" --dump "$s" "$out/results.log" |
 		sed -n 's/^# \{0,1\}//p'
 done | tee "$BUILD/report.txt"
-if [ -x "$TOP/scripts/bench-post.sh" ]; then
-	"$TOP/scripts/bench-post.sh" "$out/results.log" "$BUILD"
+if grep -q '^data,' "$out/results.log"; then
+	python3 "$TOP/scripts/bench-report.py" "$out/results.log" "$BUILD" |
+		tee -a "$BUILD/report.txt" || die "bench-report.py failed"
 fi
 log "report: $BUILD/report.txt, console: $out/console.log"

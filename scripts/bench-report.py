@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Tables, ratios, CSV and plot from the guest benchmark (make run).
+
+Usage: bench-report.py RESULTS_LOG OUTDIR
+Reads the "bench" suite of the guest report, prints per mode the
+seed-style table (medians over rounds), a summary with ratios to "off",
+sparse-pattern RSS, fork/exec churn and the fragmented-memory case, and
+writes OUTDIR/bench-raw.csv, OUTDIR/bench-summary.csv and, when gnuplot is
+installed, OUTDIR/bench.png (fault/wsec against threads, one line a mode).
+"""
+import csv
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+FIELDS = ['gb', 'reps', 'workers', 'user_s', 'sys_s', 'wall_s',
+          'flt_per_cpu_s', 'fault_per_wsec', 'minflt_per_page',
+          'rss_per_page', 'pattern', 'pmode']
+MODES = ['off', 'on', 'on-max', 'mthp64k', 'populate']
+
+
+def bench_lines(path):
+    text = open(path, encoding='utf-8', errors='replace').read()
+    text = text.replace('\r', '')
+    m = re.search(r'^@@AP BEGIN bench\n(.*?)^@@AP END bench', text,
+                  re.S | re.M)
+    return m.group(1).split('\n') if m else []
+
+
+def num(x):
+    try:
+        return float(x)
+    except ValueError:
+        return float('nan')
+
+
+def med(rows, key):
+    vals = [num(r[key]) for r in rows]
+    vals = [v for v in vals if v == v]
+    return statistics.median(vals) if vals else float('nan')
+
+
+def parse(lines):
+    data, churn, meta, notes = [], [], {}, []
+    for line in lines:
+        f = line.strip().split(',')
+        if f[0] == 'data' and len(f) == 5 + len(FIELDS):
+            row = dict(zip(['section', 'mode', 'threads', 'round'], f[1:5]))
+            row.update(zip(FIELDS, f[5:]))
+            data.append(row)
+        elif f[0] == 'churn' and len(f) == 7:
+            churn.append(dict(zip(['mode', 'round', 'execs', 'wall_s',
+                                   'execs_per_s', 'minflt_per_child'], f[1:])))
+        elif f[0] == 'meta' and len(f) == 3:
+            meta[f[1]] = f[2]
+        elif line.startswith('# '):
+            notes.append(line[2:])
+    return data, churn, meta, notes
+
+
+def ratio(a, b):
+    return a / b if b and b == b and a == a else float('nan')
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__.strip().split('\n')[2], file=sys.stderr)
+        return 2
+    data, churn, meta, notes = parse(bench_lines(sys.argv[1]))
+    out = sys.argv[2]
+    if not data:
+        print('bench-report: no benchmark data in %s' % sys.argv[1],
+              file=sys.stderr)
+        return 1
+    for n in notes:
+        print(n)
+    seq = [r for r in data if r['section'] == 'seq']
+    threads = sorted({int(r['threads']) for r in seq})
+    modes = [m for m in MODES if any(r['mode'] == m for r in seq)]
+    summary = []
+
+    print('\nSequential write, %s per thread, medians of %s rounds'
+          % (meta.get('size', '?'), meta.get('rounds', '?')))
+    for m in modes:
+        print('\nmode %s' % m)
+        print(' Gb Rep Threads   User      System     Wall flt/cpu/s '
+              'fault/wsec  minflt/page  rss/page')
+        for t in threads:
+            rows = [r for r in seq if r['mode'] == m and int(r['threads']) == t]
+            if not rows:
+                continue
+            s = {k: med(rows, k) for k in FIELDS[:10]}
+            print('%4.2f %3d %7d %7.3fs %10.3fs %7.3fs %9.0f %10.0f %12.4f %9.2f'
+                  % (s['gb'], s['reps'], t, s['user_s'], s['sys_s'],
+                     s['wall_s'], s['flt_per_cpu_s'], s['fault_per_wsec'],
+                     s['minflt_per_page'], s['rss_per_page']))
+            summary.append(dict(section='seq', mode=m, threads=t,
+                                rounds=len(rows), **s))
+
+    print('\nSummary: fault/wsec (pages touched per wall second), ratio to off;'
+          ' minor faults per page')
+    hdr = 'threads ' + ''.join('%18s' % m for m in modes)
+    print(hdr)
+    for t in threads:
+        base = next((s['fault_per_wsec'] for s in summary
+                     if s['mode'] == 'off' and s['threads'] == t), None)
+        cells = []
+        for m in modes:
+            s = next((s for s in summary
+                      if s['mode'] == m and s['threads'] == t), None)
+            if s is None:
+                cells.append('%18s' % '-')
+                continue
+            cells.append('%10.0f (%4.2fx)' % (s['fault_per_wsec'],
+                                              ratio(s['fault_per_wsec'], base)))
+        print('%7d ' % t + ''.join(cells))
+    for t in threads:
+        cells = []
+        for m in modes:
+            s = next((s for s in summary
+                      if s['mode'] == m and s['threads'] == t), None)
+            cells.append('%18s' % ('-' if s is None else
+                                    '%.4f flt/pg' % s['minflt_per_page']))
+        print('%7d ' % t + ''.join(cells))
+
+    sparse = [r for r in data if r['section'].startswith('sparse-')]
+    if sparse:
+        print('\nSparse patterns (16M, 1 thread): RSS per touched page, '
+              'minor faults per touched page')
+        pats = sorted({r['section'][7:] for r in sparse})
+        smodes = [m for m in MODES if any(r['mode'] == m for r in sparse)]
+        print('%-10s' % 'pattern' + ''.join('%18s' % m for m in smodes))
+        for p in pats:
+            cells = []
+            for m in smodes:
+                rows = [r for r in sparse
+                        if r['section'] == 'sparse-' + p and r['mode'] == m]
+                if rows:
+                    cells.append('%9.2f / %6.4f' % (med(rows, 'rss_per_page'),
+                                                    med(rows, 'minflt_per_page')))
+                    summary.append(dict(section='sparse-' + p, mode=m,
+                                        threads=1, rounds=len(rows),
+                                        **{k: med(rows, k) for k in FIELDS[:10]}))
+                else:
+                    cells.append('%18s' % '-')
+            print('%-10s' % p + ''.join(cells))
+
+    if churn:
+        print('\nFork/exec churn (short-lived programs touching 256 KiB): '
+              'execs/s, medians')
+        base = med([c for c in churn if c['mode'] == 'off'], 'execs_per_s')
+        for m in [m for m in MODES if any(c['mode'] == m for c in churn)]:
+            rows = [c for c in churn if c['mode'] == m]
+            e = med(rows, 'execs_per_s')
+            print('%-8s %8.1f execs/s (%4.2fx off), %6.1f minor faults per child,'
+                  ' %d rounds' % (m, e, ratio(e, base),
+                                  med(rows, 'minflt_per_child'), len(rows)))
+            summary.append(dict(section='churn', mode=m, threads=1,
+                                rounds=len(rows), execs_per_s=e,
+                                minflt_per_child=med(rows, 'minflt_per_child')))
+
+    frag = [r for r in data if r['section'] == 'frag']
+    if frag:
+        print('\nFragmented memory (every other order-0 page held): '
+              'sequential write, 1 thread')
+        base = med([r for r in frag if r['mode'] == 'off'], 'fault_per_wsec')
+        for m in [m for m in MODES if any(r['mode'] == m for r in frag)]:
+            rows = [r for r in frag if r['mode'] == m]
+            f = med(rows, 'fault_per_wsec')
+            print('%-8s %10.0f fault/wsec (%4.2fx off), %.4f minor faults/page,'
+                  ' rss/page %.2f' % (m, f, ratio(f, base),
+                                      med(rows, 'minflt_per_page'),
+                                      med(rows, 'rss_per_page')))
+            summary.append(dict(section='frag', mode=m, threads=1,
+                                rounds=len(rows),
+                                **{k: med(rows, k) for k in FIELDS[:10]}))
+
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, 'bench-raw.csv'), 'w', newline='') as fh:
+        w = csv.writer(fh)
+        w.writerow(['section', 'mode', 'threads', 'round'] + FIELDS)
+        for r in data:
+            w.writerow([r['section'], r['mode'], r['threads'], r['round']] +
+                       [r[k] for k in FIELDS])
+    keys = ['section', 'mode', 'threads', 'rounds'] + FIELDS[:10] + \
+        ['execs_per_s', 'minflt_per_child']
+    with open(os.path.join(out, 'bench-summary.csv'), 'w', newline='') as fh:
+        w = csv.DictWriter(fh, fieldnames=keys, extrasaction='ignore')
+        w.writeheader()
+        for s in summary:
+            w.writerow(s)
+    print('\nCSV: %s/bench-raw.csv, %s/bench-summary.csv' % (out, out))
+
+    if shutil.which('gnuplot'):
+        dat = os.path.join(out, 'bench-plot.dat')
+        with open(dat, 'w') as fh:
+            for m in modes:
+                fh.write('# %s\n' % m)
+                for s in summary:
+                    if s['section'] == 'seq' and s['mode'] == m:
+                        fh.write('%d %f\n' % (s['threads'], s['fault_per_wsec']))
+                fh.write('\n\n')
+        png = os.path.join(out, 'bench.png')
+        plots = ', '.join("'%s' index %d with linespoints title '%s'"
+                          % (dat, i, m) for i, m in enumerate(modes))
+        script = ("set terminal pngcairo size 800,500 noenhanced\n"
+                  "set output '%s'\n"
+                  "set title 'Sequential anonymous write: pages touched per "
+                  "wall second (median)'\n"
+                  "set xlabel 'threads'\nset ylabel 'fault/wsec'\n"
+                  "set xtics 1\nset key left top\nset yrange [0:*]\n"
+                  "plot %s\n" % (png, plots))
+        r = subprocess.run(['gnuplot'], input=script, text=True,
+                           capture_output=True)
+        if r.returncode == 0:
+            print('Plot: %s' % png)
+        else:
+            print('gnuplot failed: %s' % r.stderr.strip(), file=sys.stderr)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

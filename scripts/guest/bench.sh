@@ -1,0 +1,111 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Benchmark driver run in the guest by "make run" (job "run"). Prints raw
+# results as "data,..." lines that scripts/bench-report.py turns into the
+# tables, ratios, CSV and plot; everything else is a "# " comment.
+# Modes: off (sysctl 0, THP never), on (default window), on-max (window
+# PAGEVEC_SIZE), mthp64k (sysctl 0, 64K mTHP always), populate
+# (MADV_POPULATE_WRITE, sysctl 0). Modes alternate inside every round.
+
+ROUNDS=${AP_ROUNDS:-5}
+SIZE=${AP_SIZE:-64M}
+CHURN=${AP_CHURN:-300}
+NCPU=$(grep -c ^processor /proc/cpuinfo)
+MODES="off on on-max mthp64k populate"
+THP=/sys/kernel/mm/transparent_hugepage
+PF=/proc/sys/vm/anon_prefault
+MAXP=/proc/sys/vm/anon_prefault_max_pages
+
+thp_set() { # $1: never|always for 64K; everything else never
+	for f in $THP/enabled $THP/hugepages-*/enabled; do
+		[ -w "$f" ] && echo never >"$f"
+	done
+	[ "$1" = always ] && echo always >$THP/hugepages-64kB/enabled
+}
+
+# mode NAME: switch the knobs; prints the pft flags the mode needs
+mode() {
+	case $1 in
+	off) echo 0 >$PF; thp_set never; echo "" ;;
+	on) echo 1 >$PF; echo 16 >$MAXP; thp_set never; echo "" ;;
+	on-max) echo 1 >$PF; echo 31 >$MAXP; thp_set never; echo "" ;;
+	mthp64k) echo 0 >$PF; thp_set always; echo "-H" ;;
+	populate) echo 0 >$PF; thp_set never; echo "-P" ;;
+	esac
+}
+
+pft_run() { # section mode threads round [pft args...]
+	sec=$1 m=$2 t=$3 r=$4
+	shift 4
+	flags=$(mode "$m")
+	# shellcheck disable=SC2086
+	out=$(/ap/pft -S $flags "$@") || { echo "# pft failed: $sec $m $*"; return 1; }
+	echo "data,$sec,$m,$t,$r,$out"
+}
+
+echo "TAP version 13"
+echo "1..1"
+if ! [ -f $PF ]; then
+	echo "ok 1 # SKIP vm.anon_prefault not in this kernel"
+	exit 0
+fi
+echo "# bench: $NCPU CPUs, $(grep MemTotal /proc/meminfo | tr -s ' '), size $SIZE per worker, $ROUNDS rounds"
+echo "# kernel $(uname -r), sysctl anon_prefault=$(cat $PF) max_pages=$(cat $MAXP)"
+echo "meta,ncpu,$NCPU"
+echo "meta,size,$SIZE"
+echo "meta,rounds,$ROUNDS"
+
+# Warm-up: the translator is slow on the first round after boot.
+for m in $MODES; do pft_run warmup "$m" 1 0 -m "$SIZE" >/dev/null; done
+
+# Sequential write, 1..nproc threads, modes alternating inside a round.
+r=1
+while [ $r -le "$ROUNDS" ]; do
+	t=1
+	while [ $t -le "$NCPU" ]; do
+		for m in $MODES; do
+			pft_run seq "$m" "$t" "$r" -m "$SIZE" -t "$t"
+		done
+		t=$((t + 1))
+	done
+	r=$((r + 1))
+done
+
+# Sparse patterns: RSS per touched page is exact, one round is enough.
+for p in stride:2 stride:4 random50; do
+	for m in off on on-max mthp64k; do
+		pft_run "sparse-$p" "$m" 1 1 -m 16M -p "$p"
+	done
+done
+
+# Fork/exec churn: short-lived programs that touch 256 KiB each.
+r=1
+while [ $r -le "$ROUNDS" ]; do
+	for m in off on on-max; do
+		mode "$m" >/dev/null
+		out=$(/ap/ap_churn "$CHURN" 256) || { echo "# churn failed"; continue; }
+		echo "churn,$m,$r,$(echo "$out" | awk '{print $2","$4","$6","$8}')"
+	done
+	r=$((r + 1))
+done
+
+# Fragmented memory: every other order-0 page of most of memory is held.
+mode off >/dev/null
+/ap/ap_frag 24 >/tmp/frag.out &
+fpid=$!
+while ! grep -q ready /tmp/frag.out 2>/dev/null; do
+	kill -0 $fpid 2>/dev/null || break
+	sleep 1
+done
+echo "# fragmented: $(cat /tmp/frag.out)"
+r=1
+while [ $r -le "$ROUNDS" ]; do
+	for m in off on mthp64k; do
+		pft_run frag "$m" 1 "$r" -m "$SIZE"
+	done
+	r=$((r + 1))
+done
+kill $fpid
+wait $fpid 2>/dev/null
+mode on >/dev/null
+echo "ok 1 benchmark finished"
