@@ -85,6 +85,8 @@ def main():
     for name in order:
         if name == 'dmesg' or (only and name != only):
             continue
+        if name == 'upstream' and not only:
+            continue  # compared on/off by compare-upstream.py
         for st, desc in report(name, data[name]):
             print('%s\t%s' % (st, desc))
     if only and only not in data:

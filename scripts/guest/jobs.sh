@@ -44,7 +44,16 @@ feature_report() {
 	fi
 }
 
-# ap.job=test: everything make test checks in one boot.
+# Value of ap.NAME= on the kernel command line, or $2.
+arg() {
+	v=$(sed -n "s/.*ap\.$1=\([^ ]*\).*/\1/p" /proc/cmdline)
+	echo "${v:-$2}"
+}
+
+# ap.job=test: the feature's kselftests, the race stress test and the
+# upstream mm selftests on and off, in one boot.
+# ap.job=debug: the kselftests and the stress test on the debug kernel.
+# ap.job=limits: OOM and NUMA placement (small guest with two nodes).
 # ap.job=run: the benchmark.
 run_job() {
 	thp_never
@@ -53,13 +62,29 @@ run_job() {
 		suite smoke smoke
 		suite feature feature_report
 		[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
+		[ -x /ap/anon_prefault_stress ] &&
+			suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress 30)"
+		if [ -f /proc/sys/vm/anon_prefault ] && [ -s /ap/upstream/LIST ]; then
+			suite upstream sh /ap/upstream.sh
+		fi
+		;;
+	debug)
+		suite smoke smoke
+		suite feature feature_report
+		[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
+		[ -x /ap/anon_prefault_stress ] &&
+			suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress 60)"
+		;;
+	limits)
+		suite smoke smoke
+		suite feature feature_report
+		suite oom /ap/ap_oom
+		suite numa /ap/ap_numa
 		;;
 	run)
 		suite smoke smoke
 		suite feature feature_report
-		if [ -x /ap/bench.sh ]; then
-			suite bench sh /ap/bench.sh
-		fi
+		suite bench sh /ap/bench.sh
 		;;
 	*)
 		echo "unknown ap.job '$1'" >$REPORT
