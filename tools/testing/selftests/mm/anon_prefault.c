@@ -453,12 +453,45 @@ static void test_spec_zero(const char *name)
 /* 3. vma_end                                                                */
 /* ------------------------------------------------------------------------ */
 
-static void test_vma_end(const char *name)
+/*
+ * Write pages [0, @written) of @p, a VMA of exactly that size, and check
+ * the fault count against the model, that every written page is populated
+ * and that nothing is populated in [@next, @end), the VMA that follows.
+ */
+static bool vma_end_one(const char *name, const char *what, char *p,
+			unsigned long written, unsigned long next,
+			unsigned long end)
 {
-	unsigned long n;
 	struct seq_model m;
+	unsigned long n;
 	bool ok = true;
 	long faults;
+
+	m = model_seq(p, written, 0, written, DEF_MAX_PAGES, false);
+	faults = write_seq(p, 0, written);
+	if (faults != (long)m.faults) {
+		tmsg(name, "%s: minor faults %ld, expected %lu\n", what,
+		     faults, m.faults);
+		ok = false;
+	}
+	n = count_populated(p, 0, written);
+	if (n != written) {
+		tmsg(name, "%s: populated %lu of %lu written pages\n", what,
+		     n, written);
+		ok = false;
+	}
+	n = count_populated(p, next, end);
+	if (n) {
+		tmsg(name, "%s: %lu pages populated in the next VMA, expected 0\n",
+		     what, n);
+		ok = false;
+	}
+	return ok;
+}
+
+static void test_vma_end(const char *name)
+{
+	bool ok;
 	char *p;
 
 	set_prefault(1, DEF_MAX_PAGES);
@@ -467,25 +500,7 @@ static void test_vma_end(const char *name)
 	p = map_region(64 * pagesize);
 	if (mprotect(p + 48 * pagesize, 16 * pagesize, PROT_READ))
 		ksft_exit_fail_perror("mprotect");
-	m = model_seq(p, 48, 0, 48, DEF_MAX_PAGES, false);
-	faults = write_seq(p, 0, 48);
-	if (faults != (long)m.faults) {
-		tmsg(name, "48+16: minor faults %ld, expected %lu\n",
-		     faults, m.faults);
-		ok = false;
-	}
-	n = count_populated(p, 0, 48);
-	if (n != 48) {
-		tmsg(name, "48+16: populated %lu of 48 written pages\n", n);
-		ok = false;
-	}
-	n = count_populated(p, 48, 64);
-	if (n) {
-		tmsg(name,
-		     "48+16: %lu pages populated in the read-only neighbour VMA, expected 0\n",
-		     n);
-		ok = false;
-	}
+	ok = vma_end_one(name, "48+16", p, 48, 48, 64);
 	unmap_region(p, 64 * pagesize);
 
 	/* 37 pages, a hole of one page, then a 16-page neighbour VMA. */
@@ -493,24 +508,7 @@ static void test_vma_end(const char *name)
 	p = map_region(54 * pagesize);
 	if (munmap(p + 37 * pagesize, pagesize))
 		ksft_exit_fail_perror("munmap");
-	m = model_seq(p, 37, 0, 37, DEF_MAX_PAGES, false);
-	faults = write_seq(p, 0, 37);
-	if (faults != (long)m.faults) {
-		tmsg(name, "37+hole+16: minor faults %ld, expected %lu\n",
-		     faults, m.faults);
-		ok = false;
-	}
-	n = count_populated(p, 0, 37);
-	if (n != 37) {
-		tmsg(name, "37+hole+16: populated %lu of 37 written pages\n", n);
-		ok = false;
-	}
-	n = count_populated(p, 38, 54);
-	if (n) {
-		tmsg(name, "37+hole+16: %lu pages populated in the neighbour VMA, expected 0\n",
-		     n);
-		ok = false;
-	}
+	ok &= vma_end_one(name, "37+hole+16", p, 37, 38, 54);
 	unmap_region(p, 54 * pagesize);
 	ksft_test_result(ok, "%s\n", name);
 }
