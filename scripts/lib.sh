@@ -208,7 +208,11 @@ GUEST_KSELFTESTS=${GUEST_KSELFTESTS:-"anon_prefault anon_prefault_stress pft"}
 
 # Upstream mm selftests run on and off as a regression suite (those that
 # need libraries Debian's static toolchain lacks are left out).
-UPSTREAM_TESTS=${UPSTREAM_TESTS:-"cow madv_populate uffd-unit-tests mlock2-tests
+# uffd-unit-tests is left out too: its "events" cases fail or hang now and
+# then on the CONFIG_ANON_PREFAULT=n kernel here, so on/off differences in
+# them say nothing about the series (README, known limits). Add it back
+# with UPSTREAM_TESTS="... uffd-unit-tests" to run it anyway.
+UPSTREAM_TESTS=${UPSTREAM_TESTS:-"cow madv_populate mlock2-tests
 mremap_test mkdirty soft-dirty pagemap_ioctl ksm_functional_tests gup_longterm
 map_populate mremap_dontunmap mrelease_test map_fixed_noreplace on-fault-limit"}
 
