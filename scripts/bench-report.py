@@ -5,7 +5,9 @@
 Usage: bench-report.py RESULTS_LOG OUTDIR
 Reads the "bench" suite of the guest report, prints per mode the
 seed-style table (medians over rounds), a summary with ratios to "off",
-sparse-pattern RSS, fork/exec churn and the fragmented-memory case, and
+the first-write cost of clean speculative pages (ratios to "on-dirty"),
+sparse-pattern RSS, fork/exec churn, the fragmented-memory case and the
+memory-cgroup pressure case, and
 writes OUTDIR/bench-raw.csv, OUTDIR/bench-summary.csv and, when gnuplot is
 installed, OUTDIR/bench.png (fault/wsec against threads, one line a mode).
 """
@@ -20,7 +22,9 @@ import sys
 FIELDS = ['gb', 'reps', 'workers', 'user_s', 'sys_s', 'wall_s',
           'flt_per_cpu_s', 'fault_per_wsec', 'minflt_per_page',
           'rss_per_page', 'pattern', 'pmode']
-MODES = ['off', 'on', 'on-max', 'mthp64k', 'populate']
+MODES = ['off', 'on', 'on-dirty', 'on-old', 'on-max', 'mthp64k', 'populate']
+PRESSURE = ['rss_before_kb', 'rss_after_kb', 'oom_kill', 'reclaimed',
+            'pressure_ms', 'holder']
 
 
 def bench_lines(path):
@@ -45,7 +49,7 @@ def med(rows, key):
 
 
 def parse(lines):
-    data, churn, meta, notes = [], [], {}, []
+    data, churn, pressure, meta, notes = [], [], [], {}, []
     for line in lines:
         f = line.strip().split(',')
         if f[0] == 'data' and len(f) == 5 + len(FIELDS):
@@ -55,11 +59,13 @@ def parse(lines):
         elif f[0] == 'churn' and len(f) == 7:
             churn.append(dict(zip(['mode', 'round', 'execs', 'wall_s',
                                    'execs_per_s', 'minflt_per_child'], f[1:])))
+        elif f[0] == 'pressure' and len(f) == 3 + len(PRESSURE):
+            pressure.append(dict(zip(['mode', 'round'] + PRESSURE, f[1:])))
         elif f[0] == 'meta' and len(f) == 3:
             meta[f[1]] = f[2]
         elif line.startswith('# '):
             notes.append(line[2:])
-    return data, churn, meta, notes
+    return data, churn, pressure, meta, notes
 
 
 def ratio(a, b):
@@ -70,7 +76,7 @@ def main():
     if len(sys.argv) != 3:
         print(__doc__.strip().split('\n')[2], file=sys.stderr)
         return 2
-    data, churn, meta, notes = parse(bench_lines(sys.argv[1]))
+    data, churn, pressure, meta, notes = parse(bench_lines(sys.argv[1]))
     out = sys.argv[2]
     if not data:
         print('bench-report: no benchmark data in %s' % sys.argv[1],
@@ -127,6 +133,24 @@ def main():
                                     '%.4f flt/pg' % s['minflt_per_page']))
         print('%7d ' % t + ''.join(cells))
 
+    lazy = [m for m in ('on', 'on-old') if m in modes]
+    if 'on-dirty' in modes and lazy:
+        print('\nFirst write to clean speculative pages: fault/wsec ratio to'
+              ' on-dirty (speculative pages mapped dirty)')
+        print('threads ' + ''.join('%18s' % m for m in lazy))
+        for t in threads:
+            base = next((s['fault_per_wsec'] for s in summary
+                         if s['mode'] == 'on-dirty' and s['threads'] == t),
+                        None)
+            cells = []
+            for m in lazy:
+                s = next((s for s in summary
+                          if s['mode'] == m and s['threads'] == t), None)
+                cells.append('%18s' % ('-' if s is None or base is None else
+                                        '%.3fx' % ratio(s['fault_per_wsec'],
+                                                        base)))
+            print('%7d ' % t + ''.join(cells))
+
     sparse = [r for r in data if r['section'].startswith('sparse-')]
     if sparse:
         print('\nSparse patterns (16M, 1 thread): RSS per touched page, '
@@ -179,6 +203,25 @@ def main():
                                 rounds=len(rows),
                                 **{k: med(rows, k) for k in FIELDS[:10]}))
 
+    if pressure:
+        print('\nMemory cgroup pressure (memory.max 48M, no swap): a holder'
+              ' uses 1 page of each window of 32M, then 32M more is written;'
+              ' medians')
+        print('%-9s %12s %12s %9s %10s %12s  %s' % (
+            'mode', 'RSS before', 'RSS after', 'OOM kills', 'reclaimed',
+            'pressure ms', 'holder'))
+        for m in [m for m in MODES if any(p['mode'] == m for p in pressure)]:
+            rows = [p for p in pressure if p['mode'] == m]
+            v = {k: med(rows, k) for k in PRESSURE[:5]}
+            kills = sum(int(num(p['oom_kill']) > 0) for p in rows)
+            states = sorted({p['holder'] for p in rows})
+            print('%-9s %10.1fM %10.1fM %6d/%-2d %10.0f %12.0f  %s' % (
+                m, v['rss_before_kb'] / 1024, v['rss_after_kb'] / 1024,
+                kills, len(rows), v['reclaimed'], v['pressure_ms'],
+                '/'.join(states)))
+            summary.append(dict(section='pressure', mode=m, threads=1,
+                                rounds=len(rows), oom_rounds=kills, **v))
+
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, 'bench-raw.csv'), 'w', newline='') as fh:
         w = csv.writer(fh)
@@ -187,7 +230,7 @@ def main():
             w.writerow([r['section'], r['mode'], r['threads'], r['round']] +
                        [r[k] for k in FIELDS])
     keys = ['section', 'mode', 'threads', 'rounds'] + FIELDS[:10] + \
-        ['execs_per_s', 'minflt_per_child']
+        ['execs_per_s', 'minflt_per_child'] + PRESSURE[:5] + ['oom_rounds']
     with open(os.path.join(out, 'bench-summary.csv'), 'w', newline='') as fh:
         w = csv.DictWriter(fh, fieldnames=keys, extrasaction='ignore')
         w.writeheader()
