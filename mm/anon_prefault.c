@@ -16,6 +16,11 @@
  * already reads: MADV_RANDOM (VM_RAND_READ) maps one page per fault,
  * MADV_SEQUENTIAL (VM_SEQ_READ) maps the full window from the first fault,
  * MADV_NORMAL restores the ramp.
+ *
+ * vm.anon_prefault_lazyfree decides how a write fault maps the pages that
+ * follow the faulting one: by default clean and not swap-backed, on the
+ * LRU list where MADV_FREE puts folios, so that reclaim drops them without
+ * I/O while the program has not written them (see mm/memory.c).
  */
 
 #include <linux/anon_prefault.h>
@@ -37,6 +42,8 @@ DEFINE_STATIC_KEY_TRUE(anon_prefault_key);
 static int sysctl_anon_prefault = 1;
 static int sysctl_anon_prefault_max_pages = ANON_PREFAULT_DEFAULT_PAGES;
 static int anon_prefault_pages_limit = PAGEVEC_SIZE;
+static int anon_prefault_lazyfree_limit = ANON_PREFAULT_CLEAN_OLD;
+int sysctl_anon_prefault_lazyfree = ANON_PREFAULT_CLEAN;
 static DEFINE_MUTEX(anon_prefault_mutex);
 
 /* The order never grows past the one whose window covers PAGEVEC_SIZE. */
@@ -158,6 +165,15 @@ static struct ctl_table anon_prefault_sysctls[] = {
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ONE,
 		.extra2		= &anon_prefault_pages_limit,
+	},
+	{
+		.procname	= "anon_prefault_lazyfree",
+		.data		= &sysctl_anon_prefault_lazyfree,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &anon_prefault_lazyfree_limit,
 	},
 };
 

@@ -19,6 +19,13 @@
  * the task's prediction is pointed away from the region by one fault in a
  * scratch area, so the first access to a region is always a miss.
  *
+ * With vm.anon_prefault_lazyfree (1 by default, 2 maps them old too), the
+ * pages a write fault maps beyond the faulting one are clean and lazily
+ * freeable: smaps reports them as LazyFree until written, reclaim drops
+ * them without swap while unwritten (counted in anon_prefault_reclaimed)
+ * and keeps them once written.  The lazyfree_* tests check this, and that
+ * 0 maps ordinary dirty pages; they are skipped without that sysctl.
+ *
  * If /proc/sys/vm/anon_prefault does not exist the kernel lacks the feature
  * and every test is reported as skipped.
  *
@@ -30,6 +37,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,6 +53,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <linux/magic.h>
 #include <linux/userfaultfd.h>
@@ -96,19 +105,20 @@ static bool have_sysctl;
 /* ------------------------------------------------------------------------ */
 
 /*
- * Anonymous memory of the VMA that starts at @addr, in kB, from
- * /proc/self/smaps: exact for the test region whatever the rest of the
- * process (stack, heap, stdio buffers) faults in meanwhile, which the
- * process-wide RssAnon would count too.
+ * The "@key: N kB" line of the VMA that starts at @addr in /proc/self/smaps:
+ * exact for the test region whatever the rest of the process (stack, heap,
+ * stdio buffers) faults in meanwhile, which process-wide counters such as
+ * RssAnon would count too.
  */
-static unsigned long region_anon_kb(void *addr)
+static unsigned long region_smaps_kb(void *addr, const char *key)
 {
-	char line[256], start[32];
+	char line[256], start[32], fmt[64];
 	unsigned long kb = 0;
 	bool found = false;
 	FILE *f;
 
 	snprintf(start, sizeof(start), "%lx-", (unsigned long)addr);
+	snprintf(fmt, sizeof(fmt), "%s: %%lu kB", key);
 	f = fopen("/proc/self/smaps", "r");
 	if (!f)
 		ksft_exit_fail_perror("open /proc/self/smaps");
@@ -117,13 +127,19 @@ static unsigned long region_anon_kb(void *addr)
 			found = !strncmp(line, start, strlen(start));
 			continue;
 		}
-		if (sscanf(line, "Anonymous: %lu kB", &kb) == 1)
+		if (sscanf(line, fmt, &kb) == 1)
 			break;
 	}
 	fclose(f);
 	if (!found)
 		ksft_exit_fail_msg("no VMA at %p in /proc/self/smaps\n", addr);
 	return kb;
+}
+
+/* Anonymous memory of the VMA that starts at @addr, in kB. */
+static unsigned long region_anon_kb(void *addr)
+{
+	return region_smaps_kb(addr, "Anonymous");
 }
 
 static long minflt(int who)
@@ -1232,16 +1248,23 @@ static long memcg_events(const char *key)
 	return -1;
 }
 
-/* Child: join the cgroup and write 56 MiB sequentially. */
-static void memcg_child(void)
+/* Child: join the test cgroup, or exit with status 2. */
+static void join_cgroup(void)
 {
-	const size_t len = 56 * SZ_1M;
-	char buf[32], *p;
-	size_t off;
+	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%d", getpid());
 	if (ap_write_file(CGROUP_TEST "/cgroup.procs", buf))
 		_exit(2);
+}
+
+/* Child: join the cgroup and write @len bytes sequentially. */
+static void memcg_child(size_t len)
+{
+	char *p;
+	size_t off;
+
+	join_cgroup();
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -1286,7 +1309,7 @@ static void test_memcg(const char *name)
 		if (pid < 0)
 			ksft_exit_fail_perror("fork");
 		if (!pid)
-			memcg_child();
+			memcg_child(56 * SZ_1M);
 		if (waitpid(pid, &status, 0) != pid)
 			ksft_exit_fail_perror("waitpid");
 		oom_kill = memcg_events("oom_kill");
@@ -1490,6 +1513,7 @@ static bool sysctl_accept(const char *name, const char *path, const char *in)
 static void test_sysctl_input(const char *name)
 {
 	static const char * const bad_enable[] = { "-1", "2", "abc" };
+	static const char * const bad_lazyfree[] = { "-1", "3", "x1" };
 	static const char * const bad_max[] = {
 		"0", "32", "99999999999999999999"
 	};
@@ -1511,6 +1535,15 @@ static void test_sysctl_input(const char *name)
 	ok &= sysctl_accept(name, SYSCTL_MAX_PAGES, "31");
 	/* Rejections must also leave a non-default value alone. */
 	ok &= sysctl_reject(name, SYSCTL_MAX_PAGES, "32");
+	if (ap_saved.have_lazyfree) {
+		for (i = 0; i < ARRAY_SIZE(bad_lazyfree); i++)
+			ok &= sysctl_reject(name, SYSCTL_LAZYFREE,
+					    bad_lazyfree[i]);
+		ok &= sysctl_accept(name, SYSCTL_LAZYFREE, "0");
+		ok &= sysctl_accept(name, SYSCTL_LAZYFREE, "2");
+		ok &= sysctl_reject(name, SYSCTL_LAZYFREE, "3");
+		ok &= sysctl_accept(name, SYSCTL_LAZYFREE, "1");
+	}
 	set_prefault(1, DEF_MAX_PAGES);
 	ksft_test_result(ok, "%s\n", name);
 }
@@ -1521,6 +1554,7 @@ static void test_sysctl_input(const char *name)
 
 struct ap_vmstat {
 	long fault, page, fallback;
+	long reclaimed;		/* -1 without vm.anon_prefault_lazyfree */
 };
 
 static char vmstat_buf[32768];
@@ -1535,6 +1569,7 @@ static bool read_vmstat(struct ap_vmstat *v)
 	v->fault = -1;
 	v->page = -1;
 	v->fallback = -1;
+	v->reclaimed = -1;
 	fd = open("/proc/vmstat", O_RDONLY);
 	if (fd < 0)
 		ksft_exit_fail_perror("open /proc/vmstat");
@@ -1554,6 +1589,8 @@ static bool read_vmstat(struct ap_vmstat *v)
 				v->page = val;
 			else if (!strcmp(key, "anon_prefault_fallback"))
 				v->fallback = val;
+			else if (!strcmp(key, "anon_prefault_reclaimed"))
+				v->reclaimed = val;
 		}
 		s = strchr(s, '\n');
 		if (!s)
@@ -1722,6 +1759,497 @@ static void test_mlock_populate(const char *name)
 }
 
 /* ------------------------------------------------------------------------ */
+/* 15. lazyfree_smaps                                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Map one PMD of @pages pages, MADV_SEQUENTIAL, and write the first page of
+ * every window of @win pages: each write is a fault that maps the full
+ * window, so every page is mapped and one in @win is written (by its own
+ * fault). Returns the region.
+ */
+static char *map_spec_windows(unsigned long pages, unsigned int win)
+{
+	char *p = map_region(pages * pagesize);
+	unsigned long i;
+
+	if (madvise(p, pages * pagesize, MADV_SEQUENTIAL))
+		ksft_exit_fail_perror("MADV_SEQUENTIAL");
+	for (i = 0; i < pages; i += win)
+		poke(p + i * pagesize, 1);
+	return p;
+}
+
+static const char * const lazyfree_names[] = { "dirty", "clean", "clean+old" };
+
+/* True if swap is enabled: written pages could then leave memory too. */
+static bool swap_enabled(void)
+{
+	char buf[4096];
+
+	if (ap_read_file("/proc/swaps", buf, sizeof(buf)))
+		return false;
+	return !!strchr(buf, '\n');
+}
+
+/*
+ * False, with the test reported as skipped, if this kernel lacks
+ * vm.anon_prefault_lazyfree or, with @no_swap, if swap is enabled.
+ */
+static bool lazyfree_usable(const char *name, bool no_swap)
+{
+	if (!ap_saved.have_lazyfree) {
+		ksft_test_result_skip("%s: %s not present\n", name,
+				      SYSCTL_LAZYFREE);
+		return false;
+	}
+	if (no_swap && swap_enabled()) {
+		ksft_test_result_skip("%s: needs a system without swap\n", name);
+		return false;
+	}
+	return true;
+}
+
+/* Whether the CPU sets the dirty bit of a writable PTE without a fault. */
+static bool hw_dirty_bit(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && (!strcmp(u.machine, "x86_64") ||
+			      !strcmp(u.machine, "i686"));
+}
+
+/*
+ * In a child, whose soft-dirty state nothing else depends on: clear it,
+ * fault a window, write one of its speculative pages without a fault. The
+ * page must read as soft-dirty.
+ */
+static bool lazyfree_softdirty(const char *name)
+{
+	const unsigned long pages = PMD_SZ / pagesize;
+	int status;
+	pid_t pid;
+	char *p;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_perror("fork");
+	if (!pid) {
+		close(pagemap_fd);
+		pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
+		if (pagemap_fd < 0)
+			_exit(2);
+		p = map_region(pages * pagesize);
+		if (madvise(p, pages * pagesize, MADV_SEQUENTIAL))
+			_exit(2);
+		clear_softdirty();
+		poke(p, 1);
+		poke(p + 3 * pagesize, 3);
+		if (!populated(p, 3) || !pagemap_is_softdirty(pagemap_fd, p) ||
+		    !pagemap_is_softdirty(pagemap_fd, p + 3 * pagesize)) {
+			tmsg(name,
+			     "after clear_refs, written pages 0 and 3 (populated %d): soft-dirty %d and %d, expected 1 and 1\n",
+			     populated(p, 3), pagemap_is_softdirty(pagemap_fd, p),
+			     pagemap_is_softdirty(pagemap_fd, p + 3 * pagesize));
+			_exit(1);
+		}
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		ksft_exit_fail_perror("waitpid");
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		tmsg(name, "soft-dirty child failed (status %#x)\n", status);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * vm.anon_prefault_lazyfree = 1 and 2: the pages mapped beyond the
+ * faulting ones are reported as LazyFree in smaps until the program writes
+ * them, and writing one takes no fault (x86 sets the dirty bit in the page
+ * table walk). 0: none is. The PTEs of speculative pages are soft-dirty,
+ * so that a write after clear_refs is not missed although it does not
+ * fault.
+ */
+static void test_lazyfree_smaps(const char *name)
+{
+	const unsigned long pages = PMD_SZ / pagesize;
+	const unsigned long kb = pagesize / 1024;
+	const unsigned long written = pages / DEF_MAX_PAGES;
+	bool ok = true, sd = softdirty_supported();
+	int mode;
+
+	if (!lazyfree_usable(name, false))
+		return;
+	for (mode = 0; mode <= 2; mode++) {
+		unsigned long pop, lazy, lazy2, expect;
+		long flt;
+		char *p, c;
+
+		set_prefault(1, DEF_MAX_PAGES);
+		ap_set_lazyfree(mode);
+		p = map_spec_windows(pages, DEF_MAX_PAGES);
+		pop = count_populated(p, 0, pages);
+		lazy = region_smaps_kb(p, "LazyFree");
+		expect = mode ? (pages - written) * kb : 0;
+		if (pop != pages || lazy != expect) {
+			tmsg(name, "%s: populated %lu, LazyFree %lu kB; expected %lu and %lu kB\n",
+			     lazyfree_names[mode], pop, lazy, pages, expect);
+			ok = false;
+		}
+		/* Write page 5 (speculative), read page 6 (speculative). */
+		flt = minflt(RUSAGE_SELF);
+		poke(p + 5 * pagesize, 5);
+		c = peek(p + 6 * pagesize);
+		flt = minflt(RUSAGE_SELF) - flt;
+		if (c) {
+			tmsg(name, "%s: speculative page reads %d\n",
+			     lazyfree_names[mode], c);
+			ok = false;
+		}
+		lazy2 = region_smaps_kb(p, "LazyFree");
+		expect = mode ? lazy - kb : 0;
+		if (lazy2 != expect) {
+			tmsg(name,
+			     "%s: LazyFree %lu kB after a write to a speculative page, expected %lu kB\n",
+			     lazyfree_names[mode], lazy2, expect);
+			ok = false;
+		}
+		if (flt && hw_dirty_bit()) {
+			tmsg(name, "%s: %ld faults writing and reading mapped pages, expected 0\n",
+			     lazyfree_names[mode], flt);
+			ok = false;
+		}
+		unmap_region(p, pages * pagesize);
+	}
+	ap_set_lazyfree(1);
+	if (sd)
+		ok &= lazyfree_softdirty(name);
+	set_prefault(1, DEF_MAX_PAGES);
+	ksft_test_result(ok, "%s%s\n", name, sd ? "" : " (soft-dirty not supported)");
+}
+
+/* ------------------------------------------------------------------------ */
+/* 16. lazyfree_pageout                                                      */
+/* ------------------------------------------------------------------------ */
+
+#define LF_PAT(i)	(0x4c46000000000000ULL | (i))
+#define poke64(addr, val) \
+	__atomic_store_n((unsigned long long *)(addr), (val), __ATOMIC_RELAXED)
+#define peek64(addr) \
+	__atomic_load_n((const unsigned long long *)(addr), __ATOMIC_RELAXED)
+
+/*
+ * MADV_PAGEOUT reclaims the pages of a region at once, references
+ * ignored. Without swap, only the speculative pages the program never
+ * wrote, and the pages it gave up with MADV_FREE, can go: exactly those
+ * leave, anon_prefault_reclaimed counts exactly the former, the written
+ * ones (by their fault or afterwards) keep their data, and a speculative
+ * page that was only read reads zeroes again. With
+ * vm.anon_prefault_lazyfree = 0 only the MADV_FREE pages go.
+ */
+static void test_lazyfree_pageout(const char *name)
+{
+	const unsigned long pages = PMD_SZ / pagesize;
+	struct ap_vmstat v0, v1;
+	cpu_set_t cpus, old;
+	bool ok = true;
+	int mode;
+
+	if (!lazyfree_usable(name, true))
+		return;
+	/* MADV_PAGEOUT drains the LRU batches of this CPU only. */
+	if (sched_getaffinity(0, sizeof(old), &old))
+		ksft_exit_fail_perror("sched_getaffinity");
+	CPU_ZERO(&cpus);
+	CPU_SET(sched_getcpu(), &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		ksft_exit_fail_perror("sched_setaffinity");
+
+	for (mode = 0; mode <= 2; mode++) {
+		unsigned long i, nwritten = 0, nfreed = 0, gone = 0, lost = 0;
+		unsigned long nonzero = 0, expect;
+		long dreclaimed;
+		bool was_written;
+		char *p;
+
+		set_prefault(1, DEF_MAX_PAGES);
+		ap_set_lazyfree(mode);
+		p = map_spec_windows(pages, DEF_MAX_PAGES);
+		/* Write window page 3, read window page 5: no fault either. */
+		for (i = 0; i < pages; i++) {
+			if (i % DEF_MAX_PAGES == 0 || i % DEF_MAX_PAGES == 3) {
+				poke64(p + i * pagesize, LF_PAT(i));
+				nwritten++;
+			} else if (i % DEF_MAX_PAGES == 5) {
+				nonzero += !!peek(p + i * pagesize);
+			}
+		}
+		/* Window page 7: given up with MADV_FREE, counted as such. */
+		for (i = 7; i < pages; i += DEF_MAX_PAGES) {
+			if (madvise(p + i * pagesize, pagesize, MADV_FREE))
+				ksft_exit_fail_perror("MADV_FREE");
+			nfreed++;
+		}
+		read_vmstat(&v0);
+		if (madvise(p, pages * pagesize, MADV_PAGEOUT)) {
+			ksft_test_result_skip("%s: MADV_PAGEOUT: %s\n", name,
+					      strerror(errno));
+			unmap_region(p, pages * pagesize);
+			goto out;
+		}
+		read_vmstat(&v1);
+		dreclaimed = v1.reclaimed - v0.reclaimed;
+		/* All of pagemap first: reading a page that left faults. */
+		for (i = 0; i < pages; i++) {
+			was_written = i % DEF_MAX_PAGES == 0 ||
+				      i % DEF_MAX_PAGES == 3;
+			if (!populated(p, i)) {
+				gone++;
+				lost += was_written;
+			}
+		}
+		for (i = 0; i < pages; i++) {
+			char *pg = p + i * pagesize;
+
+			was_written = i % DEF_MAX_PAGES == 0 ||
+				      i % DEF_MAX_PAGES == 3;
+			if (was_written &&
+			    peek64(pg) != LF_PAT(i))
+				lost++;
+			else if (!was_written && !range_is_zero(pg, 0, pagesize))
+				nonzero++;
+		}
+		tmsg(name,
+		     "%s: %lu pages, %lu written, %lu MADV_FREE, %lu reclaimed (anon_prefault_reclaimed +%ld)\n",
+		     lazyfree_names[mode], pages, nwritten, nfreed, gone,
+		     dreclaimed);
+		if (lost || nonzero) {
+			tmsg(name,
+			     "%s: %lu written pages lost or changed, %lu unwritten pages not zero\n",
+			     lazyfree_names[mode], lost, nonzero);
+			ok = false;
+		}
+		expect = mode ? pages - nwritten : nfreed;
+		if (gone != expect || dreclaimed != (long)(expect - nfreed)) {
+			tmsg(name, "%s: expected %lu pages reclaimed, %lu counted\n",
+			     lazyfree_names[mode], expect, expect - nfreed);
+			ok = false;
+		}
+		unmap_region(p, pages * pagesize);
+	}
+	ksft_test_result(ok, "%s\n", name);
+out:
+	if (sched_setaffinity(0, sizeof(old), &old))
+		ksft_exit_fail_perror("sched_setaffinity");
+	ap_set_lazyfree(1);
+	set_prefault(1, DEF_MAX_PAGES);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 17. lazyfree_memcg                                                        */
+/* ------------------------------------------------------------------------ */
+
+#define LFM_MAX		(48 * SZ_1M)	/* memory.max */
+#define LFM_HOLDER	(32 * SZ_1M)	/* prefaulted, one page in 16 written */
+#define LFM_PRESSURE	(32 * SZ_1M)	/* written in full */
+
+struct lfm_result {
+	unsigned long mapped;		/* holder: pages mapped before */
+	unsigned long dropped;		/* unwritten pages gone after */
+	unsigned long bad;		/* written pages lost or changed */
+	unsigned long nonzero;		/* unwritten pages not zero */
+};
+
+/*
+ * The holder: prefault LFM_HOLDER bytes writing one page per window, tell
+ * the parent (one byte on @ready), wait for the pressure to be over (one
+ * byte on @go), then check what is left.
+ */
+static void lfm_holder(int ready, int go, struct lfm_result *r)
+{
+	const unsigned long pages = LFM_HOLDER / pagesize;
+	unsigned long i;
+	char *p, c = 0;
+	unsigned char *before;
+
+	join_cgroup();
+	close(pagemap_fd);
+	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
+	before = calloc(pages, 1);
+	if (pagemap_fd < 0 || !before)
+		_exit(3);
+	p = map_spec_windows(pages, DEF_MAX_PAGES);
+	for (i = 0; i < pages; i += DEF_MAX_PAGES)
+		poke64(p + i * pagesize, LF_PAT(i));
+	for (i = 0; i < pages; i++) {
+		before[i] = populated(p, i);
+		r->mapped += before[i];
+	}
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		_exit(4);
+	/* All of pagemap first: reading a page that left faults. */
+	for (i = 0; i < pages; i++)
+		if (i % DEF_MAX_PAGES && before[i] && !populated(p, i))
+			r->dropped++;
+	for (i = 0; i < pages; i++) {
+		char *pg = p + i * pagesize;
+
+		if (i % DEF_MAX_PAGES == 0) {
+			if (peek64(pg) != LF_PAT(i))
+				r->bad++;
+		} else if (!range_is_zero(pg, 0, pagesize)) {
+			r->nonzero++;
+		}
+	}
+	_exit(0);
+}
+
+static const char *exit_str(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exit %d", WEXITSTATUS(status));
+	else
+		snprintf(buf, len, "signal %d", WTERMSIG(status));
+	return buf;
+}
+
+/*
+ * A memory cgroup without swap: a holder prefaults LFM_HOLDER bytes but
+ * writes one page in 16; then a second process writes LFM_PRESSURE bytes
+ * in the same cgroup, more than memory.max leaves next to the holder's
+ * mapped pages. With prefault off, the holder has only its written pages
+ * and nobody is OOM-killed. With clean, lazily freeable speculative pages,
+ * reclaim drops enough of the holder's unwritten pages: no OOM kill either,
+ * anon_prefault_reclaimed rises by at least the pages that left, and the
+ * written pages keep their data. With dirty speculative pages
+ * (vm.anon_prefault_lazyfree = 0) nothing can be reclaimed, which the
+ * OOM kill shows: the scenario does need the pages to be lazily freeable.
+ */
+static void test_lazyfree_memcg(const char *name)
+{
+	static const struct {
+		int enable, lazyfree;
+		bool oom;
+	} runs[] = { { 0, 1, false }, { 1, 1, false }, { 1, 2, false },
+		     { 1, 0, true } };
+	struct lfm_result *r;
+	const char *err;
+	unsigned int k;
+	bool ok = true;
+
+	if (!lazyfree_usable(name, true))
+		return;
+	err = cgroup_setup();
+	if (err) {
+		ksft_test_result_skip("%s: %s\n", name, err);
+		return;
+	}
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		ksft_exit_fail_perror("mmap");
+	/* An OOM-killed holder must not take the test down with SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
+
+	for (k = 0; k < ARRAY_SIZE(runs); k++) {
+		int ready[2], go[2], hst, pst;
+		char what[64], b1[32], b2[32], c = 0;
+		struct ap_vmstat v0, v1;
+		long oom_kill, dreclaimed;
+		pid_t holder, pressure;
+
+		snprintf(what, sizeof(what), "anon_prefault=%d lazyfree=%d",
+			 runs[k].enable, runs[k].lazyfree);
+		set_prefault(runs[k].enable, DEF_MAX_PAGES);
+		ap_set_lazyfree(runs[k].lazyfree);
+		memset(r, 0, sizeof(*r));
+		cgroup_remove();
+		if (mkdir(CGROUP_TEST, 0755))
+			ksft_exit_fail_perror("mkdir " CGROUP_TEST);
+		snprintf(b1, sizeof(b1), "%lu", LFM_MAX);
+		if (ap_write_file(CGROUP_TEST "/memory.max", b1))
+			ksft_exit_fail_msg("cannot set memory.max\n");
+		if (pipe(ready) || pipe(go))
+			ksft_exit_fail_perror("pipe");
+		fflush(stdout);
+		fflush(stderr);
+		holder = fork();
+		if (holder < 0)
+			ksft_exit_fail_perror("fork");
+		if (!holder)
+			lfm_holder(ready[1], go[0], r);
+		close(ready[1]);
+		close(go[0]);
+		/* EOF instead of a byte: the holder died before it was ready. */
+		if (read(ready[0], &c, 1) != 1)
+			holder = -holder;
+		read_vmstat(&v0);
+		pressure = fork();
+		if (pressure < 0)
+			ksft_exit_fail_perror("fork");
+		if (!pressure)
+			memcg_child(LFM_PRESSURE);
+		if (waitpid(pressure, &pst, 0) != pressure)
+			ksft_exit_fail_perror("waitpid");
+		read_vmstat(&v1);
+		if (write(go[1], &c, 1) != 1 && errno != EPIPE)
+			ksft_exit_fail_perror("write");
+		close(go[1]);
+		close(ready[0]);
+		if (holder < 0)
+			holder = -holder;
+		if (waitpid(holder, &hst, 0) != holder)
+			ksft_exit_fail_perror("waitpid");
+		oom_kill = memcg_events("oom_kill");
+		dreclaimed = v1.reclaimed - v0.reclaimed;
+		tmsg(name,
+		     "%s: holder %s (%lu pages mapped, %lu unwritten ones dropped), pressure %s, oom_kill %ld, anon_prefault_reclaimed +%ld\n",
+		     what, exit_str(hst, b1, sizeof(b1)), r->mapped, r->dropped,
+		     exit_str(pst, b2, sizeof(b2)), oom_kill, dreclaimed);
+		cgroup_remove();
+
+		if (runs[k].oom) {
+			if (oom_kill <= 0) {
+				tmsg(name,
+				     "%s: expected an OOM kill: the scenario exerts no pressure\n",
+				     what);
+				ok = false;
+			}
+			continue;
+		}
+		if (oom_kill || !WIFEXITED(hst) || WEXITSTATUS(hst) ||
+		    !WIFEXITED(pst) || WEXITSTATUS(pst)) {
+			tmsg(name, "%s: expected no OOM kill and exit 0 from both\n",
+			     what);
+			ok = false;
+			continue;
+		}
+		if (r->bad || r->nonzero) {
+			tmsg(name,
+			     "%s: %lu written pages lost or changed, %lu unwritten pages not zero\n",
+			     what, r->bad, r->nonzero);
+			ok = false;
+		}
+		if (runs[k].enable &&
+		    (!r->dropped || dreclaimed < (long)r->dropped)) {
+			tmsg(name,
+			     "%s: expected unwritten pages dropped and anon_prefault_reclaimed to rise by at least as many\n",
+			     what);
+			ok = false;
+		}
+	}
+	munmap(r, sizeof(*r));
+	signal(SIGPIPE, SIG_DFL);
+	ap_set_lazyfree(1);
+	set_prefault(1, DEF_MAX_PAGES);
+	ksft_test_result(ok, "%s\n", name);
+}
+
+/* ------------------------------------------------------------------------ */
 
 static const struct {
 	const char *name;
@@ -1741,6 +2269,9 @@ static const struct {
 	{ "sysctl_input",	test_sysctl_input },
 	{ "vmstat",		test_vmstat },
 	{ "mlock_populate",	test_mlock_populate },
+	{ "lazyfree_smaps",	test_lazyfree_smaps },
+	{ "lazyfree_pageout",	test_lazyfree_pageout },
+	{ "lazyfree_memcg",	test_lazyfree_memcg },
 };
 
 static void usage(const char *prog)

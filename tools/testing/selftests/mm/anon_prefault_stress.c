@@ -19,9 +19,12 @@
  *    both at the end of the page, with atomic exchanges that also check
  *    what they replace, then read the page back.  Runs often start at a
  *    common "hot" spot so that windows of different threads collide.
- *  - NR_MUTATORS mutator threads: MADV_DONTNEED, MADV_RANDOM/SEQUENTIAL and
- *    mprotect(RWX) of sub-ranges (all of these split VMAs or zap PTEs while
- *    the writers fault), fork() while the writers write, with the child
+ *  - NR_MUTATORS mutator threads: MADV_DONTNEED, MADV_RANDOM/SEQUENTIAL,
+ *    mprotect(RWX) and MADV_MERGEABLE/UNMERGEABLE (KSM) of sub-ranges (all
+ *    of these split VMAs or zap PTEs while the writers fault),
+ *    MADV_PAGEOUT, which drops the speculative pages nobody wrote yet and
+ *    must keep every written one, fork() while the writers write, with the
+ *    child
  *    checking and rewriting its copy, and, with the arena to themselves,
  *    mmap(MAP_FIXED) of fresh memory, mprotect(PROT_READ), MADV_DONTNEED
  *    and mremap() away and back.
@@ -37,8 +40,11 @@
  * MADV_DONTNEED of the arena overlapped the write (zap_start/zap_end
  * counters), in which case the page is rewritten.
  *
- * The run is split into two phases, anon_prefault_max_pages=31 and 16.
- * If /proc/sys/vm/anon_prefault does not exist every case is skipped.
+ * The run is split into two phases, anon_prefault_max_pages=31 with
+ * speculative pages mapped clean and old (anon_prefault_lazyfree=2) and
+ * anon_prefault_max_pages=16 with the defaults.  As root, ksmd is started
+ * for the run (and put back as it was).  If /proc/sys/vm/anon_prefault
+ * does not exist every case is skipped.
  *
  * Usage: anon_prefault_stress [-h] [-d seconds] [-t threads]
  */
@@ -71,6 +77,13 @@
 #ifndef MREMAP_DONTUNMAP
 #define MREMAP_DONTUNMAP	4
 #endif
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT		21
+#endif
+
+#define KSM_RUN			"/sys/kernel/mm/ksm/run"
+#define KSM_SLEEP		"/sys/kernel/mm/ksm/sleep_millisecs"
+#define KSM_SCAN		"/sys/kernel/mm/ksm/pages_to_scan"
 
 #define SZ_1M			0x100000UL
 #define PMD_SZ			(2UL << 20)
@@ -122,6 +135,8 @@ enum op {
 	OP_ZAP,			/* racing: MADV_DONTNEED */
 	OP_ADVISE,		/* racing: MADV_RANDOM/SEQUENTIAL, then NORMAL */
 	OP_MPROT_X,		/* racing: mprotect RWX, then RW */
+	OP_PAGEOUT,		/* racing: MADV_PAGEOUT */
+	OP_KSM,			/* racing: MADV_MERGEABLE, then UNMERGEABLE */
 	OP_REPLACE,		/* exclusive: mmap MAP_FIXED fresh memory */
 	OP_MPROTECT,		/* exclusive: mprotect PROT_READ, then RW */
 	OP_ZAP_LOCKED,		/* exclusive: MADV_DONTNEED, must read zero */
@@ -131,12 +146,14 @@ enum op {
 };
 
 static const char * const op_names[NR_OPS] = {
-	"zap", "advise", "mprot_x", "replace", "mprotect", "zap_locked",
-	"mremap", "fork",
+	"zap", "advise", "mprot_x", "pageout", "ksm", "replace", "mprotect",
+	"zap_locked", "mremap", "fork",
 };
 
 /* Percent chance of each operation. */
-static const unsigned int op_weight[NR_OPS] = { 24, 20, 10, 14, 12, 6, 10, 4 };
+static const unsigned int op_weight[NR_OPS] = {
+	18, 14, 8, 12, 6, 12, 10, 6, 10, 4
+};
 
 struct worker {
 	pthread_t thread;
@@ -182,6 +199,10 @@ static unsigned int hot_arena;
 static unsigned long hot_start;
 static bool mprot_x_ok = true;
 static bool dontunmap_ok = true;
+static bool pageout_ok = true;
+static bool ksm_ok;
+static unsigned long ksm_merged;	/* pages seen merged before unmerging */
+static char ksm_saved[3][32];
 static bool have_sysctl;
 static bool in_child;
 static pid_t main_pid;
@@ -989,6 +1010,72 @@ static void op_mprot_x(struct worker *m, struct arena *a)
 		die("mprotect PROT_READ|PROT_WRITE");
 }
 
+/*
+ * Racing: reclaim a range.  Without swap only the speculative pages nobody
+ * wrote can go (and read as zero again); with swap, written pages come back
+ * from it.  Either way no written byte may change.
+ */
+static void op_pageout(struct worker *m, struct arena *a)
+{
+	unsigned long first, n;
+
+	if (!__atomic_load_n(&pageout_ok, __ATOMIC_RELAXED))
+		return;
+	rnd_range(&m->rng, &first, &n);
+	if (madvise(page_addr(a, first), n * pagesize, MADV_PAGEOUT)) {
+		if (errno != EINVAL)
+			die("MADV_PAGEOUT");
+		say("MADV_PAGEOUT not supported, skipping it\n");
+		__atomic_store_n(&pageout_ok, false, __ATOMIC_RELAXED);
+	}
+}
+
+static unsigned long ksm_full_scans(void)
+{
+	char buf[32];
+
+	if (ap_read_file("/sys/kernel/mm/ksm/full_scans", buf, sizeof(buf)))
+		return 0;
+	return strtoul(buf, NULL, 10);
+}
+
+/* This process's pages merged by KSM right now (0 if unknown). */
+static unsigned long ksm_merged_now(void)
+{
+	static const char key[] = "ksm_merging_pages ";
+	char buf[512], *s;
+
+	if (ap_read_file("/proc/self/ksm_stat", buf, sizeof(buf)))
+		return 0;
+	s = strstr(buf, key);
+	return s ? strtoul(s + strlen(key), NULL, 10) : 0;
+}
+
+/*
+ * Racing: let ksmd merge the identical (zero) pages of a range for a while,
+ * then unmerge them.  Writes to merged pages break COW.
+ */
+static void op_ksm(struct worker *m, struct arena *a)
+{
+	unsigned long first, n, target;
+	unsigned int i;
+	char *p;
+
+	if (!__atomic_load_n(&ksm_ok, __ATOMIC_RELAXED))
+		return;
+	rnd_range(&m->rng, &first, &n);
+	p = page_addr(a, first);
+	if (madvise(p, n * pagesize, MADV_MERGEABLE))
+		die("MADV_MERGEABLE");
+	/* Merging takes two scans that find a page unchanged. */
+	target = ksm_full_scans() + 3;
+	for (i = 0; i < 50 && ksm_full_scans() < target && !expired(); i++)
+		usleep(10000);
+	inc(ksm_merged, ksm_merged_now());
+	if (madvise(p, n * pagesize, MADV_UNMERGEABLE))
+		die("MADV_UNMERGEABLE");
+}
+
 static void op_zap(struct worker *m, struct arena *a)
 {
 	unsigned long first, n;
@@ -1171,6 +1258,8 @@ static void *mutator_main(void *arg)
 		case OP_ZAP:
 		case OP_ADVISE:
 		case OP_MPROT_X:
+		case OP_PAGEOUT:
+		case OP_KSM:
 		case OP_FORK:
 			/* Racing the writers, which hold it for read too. */
 			pthread_rwlock_rdlock(&arenas[want].lock);
@@ -1189,6 +1278,12 @@ static void *mutator_main(void *arg)
 			break;
 		case OP_MPROT_X:
 			op_mprot_x(m, a);
+			break;
+		case OP_PAGEOUT:
+			op_pageout(m, a);
+			break;
+		case OP_KSM:
+			op_ksm(m, a);
 			break;
 		case OP_REPLACE:
 			op_replace(m, a);
@@ -1211,6 +1306,52 @@ static void *mutator_main(void *arg)
 		usleep(100 + rnd_below(&m->rng, 400));
 	}
 	return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* KSM                                                                       */
+/* ------------------------------------------------------------------------ */
+
+static const char * const ksm_files[3] = { KSM_SLEEP, KSM_SCAN, KSM_RUN };
+
+/* Put ksmd back as ksm_start() found it (main process only). */
+static void ksm_restore(void)
+{
+	int i;
+
+	if (!ksm_ok || getpid() != main_pid)
+		return;
+	for (i = 0; i < 3; i++)
+		ap_write_file(ksm_files[i], ksm_saved[i]);
+}
+
+/* Start ksmd, scanning briskly, if this kernel has KSM and we are root. */
+static void ksm_start(void)
+{
+	static const char * const val[3] = { "10", "256", "1" };
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (ap_read_file(ksm_files[i], ksm_saved[i],
+				 sizeof(ksm_saved[i])))
+			break;
+	if (i < 3 || ap_write_file(KSM_RUN, ksm_saved[2])) {
+		ksft_print_msg("KSM not available, no merge operations\n");
+		return;
+	}
+	ksm_ok = true;
+	atexit(ksm_restore);
+	for (i = 0; i < 3; i++)
+		if (ap_write_file(ksm_files[i], val[i]))
+			die("starting ksmd");
+}
+
+static void ksm_report(void)
+{
+	if (!ksm_ok)
+		return;
+	ksft_print_msg("ksm: %lu full scans, %lu pages found merged before unmerging\n",
+		       ksm_full_scans(), ksm_merged);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1253,8 +1394,8 @@ static unsigned long final_check(void)
 	return NR_ARENAS * arena_pages;
 }
 
-static void run_phase(unsigned int phase, int max_pages, unsigned int nr_writers,
-		      double end)
+static void run_phase(unsigned int phase, int max_pages, int lazyfree,
+		      unsigned int nr_writers, double end)
 {
 	unsigned long pages = 0, retries = 0, nops = 0, checked;
 	unsigned long ops[NR_OPS] = { 0 };
@@ -1263,14 +1404,17 @@ static void run_phase(unsigned int phase, int max_pages, unsigned int nr_writers
 	unsigned int i, j;
 
 	set_prefault(1, max_pages);
+	if (ap_saved.have_lazyfree)
+		ap_set_lazyfree(lazyfree);
 	memset(&st, 0, sizeof(st));
 	reports = 0;
 	deadline = end;
 	t0 = now();
 	flt = minflt(RUSAGE_SELF);
 	cflt = minflt(RUSAGE_CHILDREN);
-	ksft_print_msg("[RUN] phase %u: max_pages %d, %u writers, %u mutators, %.1f s\n",
-		       phase, max_pages, nr_writers, NR_MUTATORS, end - t0);
+	ksft_print_msg("[RUN] phase %u: max_pages %d, lazyfree %d, %u+%u threads, %.1f s\n",
+		       phase, max_pages, lazyfree, nr_writers, NR_MUTATORS,
+		       end - t0);
 
 	for (i = 0; i < nr_writers; i++) {
 		writers[i].rng = (seed + 0x9e3779b97f4a7c15ULL * (i + 1) + phase) | 1;
@@ -1308,13 +1452,12 @@ static void run_phase(unsigned int phase, int max_pages, unsigned int nr_writers
 		       phase, now() - t0, pages, retries);
 	ksft_print_msg("phase %u: %ld minor faults (%.2f pages/fault), %ld in fork children\n",
 		       phase, flt, flt ? (double)pages / flt : 0.0, cflt);
-	ksft_print_msg("phase %u: ops: %s %lu, %s %lu, %s %lu, %s %lu, %s %lu,\n",
-		       phase, op_names[0], ops[0], op_names[1], ops[1],
-		       op_names[2], ops[2], op_names[3], ops[3],
-		       op_names[4], ops[4]);
-	ksft_print_msg("phase %u: ops: %s %lu, %s %lu, %s %lu\n",
-		       phase, op_names[5], ops[5], op_names[6], ops[6],
-		       op_names[7], ops[7]);
+	for (i = 0; i < NR_OPS; i += 5)
+		ksft_print_msg("phase %u: ops: %s %lu, %s %lu, %s %lu, %s %lu, %s %lu\n",
+			       phase, op_names[i], ops[i], op_names[i + 1],
+			       ops[i + 1], op_names[i + 2], ops[i + 2],
+			       op_names[i + 3], ops[i + 3], op_names[i + 4],
+			       ops[i + 4]);
 	ksft_print_msg("phase %u: pages checked: %lu by mutators, %lu in the final check\n",
 		       phase, st.checked - checked, checked);
 	ksft_test_result(!st.mismatches,
@@ -1422,6 +1565,8 @@ int main(int argc, char **argv)
 			       SYSCTL_ENABLE);
 	}
 
+	ksm_start();
+
 	sa.sa_sigaction = fatal_signal;
 	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
@@ -1444,8 +1589,9 @@ int main(int argc, char **argv)
 		       pagesize / 1024, NR_ARENAS, ARENA_SZ / SZ_1M);
 	reserve = duration / 30.0;
 	end = t0 + duration - reserve;
-	run_phase(1, 31, nr_writers, t0 + (duration - reserve) / 2);
-	run_phase(2, 16, nr_writers, end);
+	run_phase(1, 31, 2, nr_writers, t0 + (duration - reserve) / 2);
+	run_phase(2, 16, 1, nr_writers, end);
+	ksm_report();
 
 	ksft_print_msg("fork: %lu children, %lu failed, %lu mismatches reported by them\n",
 		       fork_st.children, fork_st.child_fail, fork_st.child_bad);
@@ -1459,5 +1605,6 @@ int main(int argc, char **argv)
 	ksft_print_msg("total %.1f s\n", now() - t0);
 
 	ap_restore_sysctls();
+	ksm_restore();
 	ksft_finished();
 }

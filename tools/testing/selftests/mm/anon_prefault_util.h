@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the anon_prefault selftests: the two sysctls, read and
+ * Helpers shared by the anon_prefault selftests: the sysctls, read and
  * written with one read()/write() each so that the errno of a rejected
  * write can be checked, saved before a test changes them and restored when
- * it exits.
+ * it exits. vm.anon_prefault_lazyfree is optional (kernels without it get
+ * ordinary dirty speculative pages).
  */
 #ifndef __ANON_PREFAULT_UTIL_H
 #define __ANON_PREFAULT_UTIL_H
@@ -18,6 +19,7 @@
 
 #define SYSCTL_ENABLE		"/proc/sys/vm/anon_prefault"
 #define SYSCTL_MAX_PAGES	"/proc/sys/vm/anon_prefault_max_pages"
+#define SYSCTL_LAZYFREE		"/proc/sys/vm/anon_prefault_lazyfree"
 
 /* Write @s to @path with a single write(); returns 0 or -errno. */
 static inline int ap_write_file(const char *path, const char *s)
@@ -60,6 +62,8 @@ static inline int ap_read_file(const char *path, char *buf, size_t len)
 static struct {
 	char enable[32];
 	char max_pages[32];
+	char lazyfree[32];
+	bool have_lazyfree;
 	pid_t owner;
 } ap_saved;
 
@@ -74,9 +78,11 @@ static inline void ap_restore_sysctls(void)
 		return;
 	ap_write_file(SYSCTL_MAX_PAGES, ap_saved.max_pages);
 	ap_write_file(SYSCTL_ENABLE, ap_saved.enable);
+	if (ap_saved.have_lazyfree)
+		ap_write_file(SYSCTL_LAZYFREE, ap_saved.lazyfree);
 }
 
-/* Save both sysctls (fatal if unreadable) and restore them at exit. */
+/* Save the sysctls (fatal if unreadable) and restore them at exit. */
 static inline void ap_save_sysctls(void)
 {
 	if (ap_read_file(SYSCTL_ENABLE, ap_saved.enable,
@@ -85,6 +91,9 @@ static inline void ap_save_sysctls(void)
 	if (ap_read_file(SYSCTL_MAX_PAGES, ap_saved.max_pages,
 			 sizeof(ap_saved.max_pages)))
 		ksft_exit_fail_perror("read " SYSCTL_MAX_PAGES);
+	ap_saved.have_lazyfree = !ap_read_file(SYSCTL_LAZYFREE,
+					       ap_saved.lazyfree,
+					       sizeof(ap_saved.lazyfree));
 	ap_saved.owner = getpid();
 	atexit(ap_restore_sysctls);
 }
@@ -104,6 +113,19 @@ static inline void ap_set_sysctls(int enable, int max_pages)
 			ksft_exit_fail_msg("writing %s to %s: %s\n", buf,
 					   path[i], strerror(-ret));
 	}
+}
+
+/* Set vm.anon_prefault_lazyfree; fatal on error. */
+static inline void ap_set_lazyfree(int mode)
+{
+	char buf[16];
+	int ret;
+
+	snprintf(buf, sizeof(buf), "%d", mode);
+	ret = ap_write_file(SYSCTL_LAZYFREE, buf);
+	if (ret)
+		ksft_exit_fail_msg("writing %s to %s: %s\n", buf,
+				   SYSCTL_LAZYFREE, strerror(-ret));
 }
 
 #endif /* __ANON_PREFAULT_UTIL_H */
