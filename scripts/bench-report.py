@@ -72,6 +72,21 @@ def ratio(a, b):
     return a / b if b and b == b and a == a else float('nan')
 
 
+def medians(rows):
+    return {k: med(rows, k) for k in FIELDS[:10]}
+
+
+def modes_in(rows):
+    """The modes that have rows, in MODES order."""
+    return [m for m in MODES if any(r['mode'] == m for r in rows)]
+
+
+def seq_at(summary, mode, threads):
+    """The sequential-write summary of @mode at @threads, or None."""
+    return next((s for s in summary if s['section'] == 'seq' and
+                 s['mode'] == mode and s['threads'] == threads), None)
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__.strip().split('\n')[2], file=sys.stderr)
@@ -86,7 +101,7 @@ def main():
         print(n)
     seq = [r for r in data if r['section'] == 'seq']
     threads = sorted({int(r['threads']) for r in seq})
-    modes = [m for m in MODES if any(r['mode'] == m for r in seq)]
+    modes = modes_in(seq)
     summary = []
 
     print('\nSequential write, %s per thread, medians of %s rounds'
@@ -99,7 +114,7 @@ def main():
             rows = [r for r in seq if r['mode'] == m and int(r['threads']) == t]
             if not rows:
                 continue
-            s = {k: med(rows, k) for k in FIELDS[:10]}
+            s = medians(rows)
             print('%4.2f %3d %7d %7.3fs %10.3fs %7.3fs %9.0f %10.0f %12.4f %9.2f'
                   % (s['gb'], s['reps'], t, s['user_s'], s['sys_s'],
                      s['wall_s'], s['flt_per_cpu_s'], s['fault_per_wsec'],
@@ -112,12 +127,11 @@ def main():
     hdr = 'threads ' + ''.join('%18s' % m for m in modes)
     print(hdr)
     for t in threads:
-        base = next((s['fault_per_wsec'] for s in summary
-                     if s['mode'] == 'off' and s['threads'] == t), None)
+        off = seq_at(summary, 'off', t)
+        base = off['fault_per_wsec'] if off else None
         cells = []
         for m in modes:
-            s = next((s for s in summary
-                      if s['mode'] == m and s['threads'] == t), None)
+            s = seq_at(summary, m, t)
             if s is None:
                 cells.append('%18s' % '-')
                 continue
@@ -127,8 +141,7 @@ def main():
     for t in threads:
         cells = []
         for m in modes:
-            s = next((s for s in summary
-                      if s['mode'] == m and s['threads'] == t), None)
+            s = seq_at(summary, m, t)
             cells.append('%18s' % ('-' if s is None else
                                     '%.4f flt/pg' % s['minflt_per_page']))
         print('%7d ' % t + ''.join(cells))
@@ -139,13 +152,11 @@ def main():
               ' on-dirty (speculative pages mapped dirty)')
         print('threads ' + ''.join('%18s' % m for m in lazy))
         for t in threads:
-            base = next((s['fault_per_wsec'] for s in summary
-                         if s['mode'] == 'on-dirty' and s['threads'] == t),
-                        None)
+            dirty = seq_at(summary, 'on-dirty', t)
+            base = dirty['fault_per_wsec'] if dirty else None
             cells = []
             for m in lazy:
-                s = next((s for s in summary
-                          if s['mode'] == m and s['threads'] == t), None)
+                s = seq_at(summary, m, t)
                 cells.append('%18s' % ('-' if s is None or base is None else
                                         '%.3fx' % ratio(s['fault_per_wsec'],
                                                         base)))
@@ -156,7 +167,7 @@ def main():
         print('\nSparse patterns (16M, 1 thread): RSS per touched page, '
               'minor faults per touched page')
         pats = sorted({r['section'][7:] for r in sparse})
-        smodes = [m for m in MODES if any(r['mode'] == m for r in sparse)]
+        smodes = modes_in(sparse)
         print('%-10s' % 'pattern' + ''.join('%18s' % m for m in smodes))
         for p in pats:
             cells = []
@@ -168,7 +179,7 @@ def main():
                                                     med(rows, 'minflt_per_page')))
                     summary.append(dict(section='sparse-' + p, mode=m,
                                         threads=1, rounds=len(rows),
-                                        **{k: med(rows, k) for k in FIELDS[:10]}))
+                                        **medians(rows)))
                 else:
                     cells.append('%18s' % '-')
             print('%-10s' % p + ''.join(cells))
@@ -177,7 +188,7 @@ def main():
         print('\nFork/exec churn (short-lived programs touching 256 KiB): '
               'execs/s, medians')
         base = med([c for c in churn if c['mode'] == 'off'], 'execs_per_s')
-        for m in [m for m in MODES if any(c['mode'] == m for c in churn)]:
+        for m in modes_in(churn):
             rows = [c for c in churn if c['mode'] == m]
             e = med(rows, 'execs_per_s')
             print('%-8s %8.1f execs/s (%4.2fx off), %6.1f minor faults per child,'
@@ -192,7 +203,7 @@ def main():
         print('\nFragmented memory (every other order-0 page held): '
               'sequential write, 1 thread')
         base = med([r for r in frag if r['mode'] == 'off'], 'fault_per_wsec')
-        for m in [m for m in MODES if any(r['mode'] == m for r in frag)]:
+        for m in modes_in(frag):
             rows = [r for r in frag if r['mode'] == m]
             f = med(rows, 'fault_per_wsec')
             print('%-8s %10.0f fault/wsec (%4.2fx off), %.4f minor faults/page,'
@@ -200,8 +211,7 @@ def main():
                                       med(rows, 'minflt_per_page'),
                                       med(rows, 'rss_per_page')))
             summary.append(dict(section='frag', mode=m, threads=1,
-                                rounds=len(rows),
-                                **{k: med(rows, k) for k in FIELDS[:10]}))
+                                rounds=len(rows), **medians(rows)))
 
     if pressure:
         print('\nMemory cgroup pressure (memory.max 48M, no swap): a holder'
@@ -210,7 +220,7 @@ def main():
         print('%-9s %12s %12s %9s %10s %12s  %s' % (
             'mode', 'RSS before', 'RSS after', 'OOM kills', 'reclaimed',
             'pressure ms', 'holder'))
-        for m in [m for m in MODES if any(p['mode'] == m for p in pressure)]:
+        for m in modes_in(pressure):
             rows = [p for p in pressure if p['mode'] == m]
             v = {k: med(rows, k) for k in PRESSURE[:5]}
             kills = sum(int(num(p['oom_kill']) > 0) for p in rows)

@@ -39,7 +39,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 
-#include "tap.h"
+#include "ap_util.h"
 
 #ifndef MPOL_BIND
 #define MPOL_BIND		2
@@ -53,12 +53,6 @@
 #ifndef MPOL_F_ADDR
 #define MPOL_F_ADDR		2
 #endif
-#ifndef MADV_NOHUGEPAGE
-#define MADV_NOHUGEPAGE		15
-#endif
-
-#define SYSCTL_ENABLE		"/proc/sys/vm/anon_prefault"
-#define SYSCTL_MAX_PAGES	"/proc/sys/vm/anon_prefault_max_pages"
 #define NODE1_DIR		"/sys/devices/system/node/node1"
 
 #define NR_CASES		3
@@ -85,41 +79,10 @@ static long sys_get_mempolicy(int *mode, unsigned long *nodemask,
 	return syscall(SYS_get_mempolicy, mode, nodemask, maxnode, addr, flags);
 }
 
-static long read_long(const char *path)
+/* Set a sysctl, unless -f said to leave them alone. */
+static bool set_sysctl(const char *path, long val)
 {
-	char buf[64];
-	ssize_t len;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return -1;
-	buf[len] = '\0';
-	return strtol(buf, NULL, 10);
-}
-
-static bool write_long(const char *path, long val)
-{
-	char buf[32];
-	ssize_t len;
-	int fd;
-
-	if (force)
-		return true;
-	len = snprintf(buf, sizeof(buf), "%ld", val);
-	fd = open(path, O_WRONLY);
-	if (fd < 0 || write(fd, buf, len) != len) {
-		diag("writing %s to %s: %s\n", buf, path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return false;
-	}
-	close(fd);
-	return true;
+	return force || write_long(path, val);
 }
 
 static long minflt(void)
@@ -178,7 +141,7 @@ static long run_one(const struct policy_case *pc, int on, int *nodes)
 	long f0, f1;
 	char *p;
 
-	if (!write_long(SYSCTL_ENABLE, on))
+	if (!set_sysctl(SYSCTL_ENABLE, on))
 		return -1;
 	p = map_region();
 	if (!p) {
@@ -334,7 +297,7 @@ int main(int argc, char **argv)
 	old_max = read_long(SYSCTL_MAX_PAGES);
 	diag("vm.anon_prefault %ld, vm.anon_prefault_max_pages %ld%s\n",
 	     old_enable, old_max, force ? " (-f: sysctl not touched)" : "");
-	if (!write_long(SYSCTL_MAX_PAGES, MAX_PAGES)) {
+	if (!set_sysctl(SYSCTL_MAX_PAGES, MAX_PAGES)) {
 		printf("Bail out! cannot set %s\n", SYSCTL_MAX_PAGES);
 		return 1;
 	}
@@ -343,9 +306,9 @@ int main(int argc, char **argv)
 		test_policy(&cases[i], on_nodes, off_nodes);
 
 	if (old_max > 0)
-		write_long(SYSCTL_MAX_PAGES, old_max);
+		set_sysctl(SYSCTL_MAX_PAGES, old_max);
 	if (old_enable >= 0)
-		write_long(SYSCTL_ENABLE, old_enable);
+		set_sysctl(SYSCTL_ENABLE, old_enable);
 	free(on_nodes);
 	free(off_nodes);
 	return failed ? 1 : 0;

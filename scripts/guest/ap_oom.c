@@ -42,17 +42,11 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include "tap.h"
+#include "ap_util.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC	0x63677270
 #endif
-#ifndef MADV_NOHUGEPAGE
-#define MADV_NOHUGEPAGE		15
-#endif
-
-#define SYSCTL_ENABLE		"/proc/sys/vm/anon_prefault"
-#define SYSCTL_MAX_PAGES	"/proc/sys/vm/anon_prefault_max_pages"
 #define CGROUP_ROOT		"/sys/fs/cgroup"
 #define CGROUP_TEST		CGROUP_ROOT "/ap_oom"
 
@@ -93,96 +87,12 @@ static const char * const case_desc[NR_CASES] = {
 	"memcg OOM: pages written before the kill equal on and off",
 };
 
-static ssize_t read_file(const char *path, char *buf, size_t size)
-{
-	ssize_t len = 0, ret;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	while ((size_t)len < size - 1) {
-		ret = read(fd, buf + len, size - 1 - len);
-		if (ret < 0 && errno == EINTR)
-			continue;
-		if (ret <= 0)
-			break;
-		len += ret;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return len;
-}
-
-static int write_file(const char *path, const char *val)
-{
-	ssize_t len = strlen(val);
-	int fd, err = 0;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, len) != len)
-		err = errno ? -errno : -EIO;
-	close(fd);
-	return err;
-}
-
-static bool write_long(const char *path, long val)
-{
-	char buf[32];
-	int err;
-
-	snprintf(buf, sizeof(buf), "%ld", val);
-	err = write_file(path, buf);
-	if (err)
-		diag("writing %s to %s: %s\n", buf, path, strerror(-err));
-	return !err;
-}
-
-static long read_long(const char *path)
-{
-	char buf[64];
-
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return strtol(buf, NULL, 10);
-}
-
-/* Value of "key value" line @key in the file at @path, -1 if absent. */
-static long read_key(const char *path, const char *key)
-{
-	static char buf[32768];
-	size_t klen = strlen(key);
-	char *s;
-
-	if (read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	for (s = buf; *s; ) {
-		if (!strncmp(s, key, klen) && s[klen] == ' ')
-			return strtol(s + klen + 1, NULL, 10);
-		s = strchr(s, '\n');
-		if (!s)
-			break;
-		s++;
-	}
-	return -1;
-}
-
 static void read_vmstat(struct vmstat *v)
 {
 	v->fault = read_key("/proc/vmstat", "anon_prefault_fault");
 	v->page = read_key("/proc/vmstat", "anon_prefault_page");
 	v->fallback = read_key("/proc/vmstat", "anon_prefault_fallback");
 	v->oom_kill = read_key("/proc/vmstat", "oom_kill");
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void sleep_ms(long ms)

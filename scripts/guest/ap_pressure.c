@@ -31,6 +31,8 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include "ap_util.h"
+
 #define CG		"/sys/fs/cgroup/ap_pressure"
 #define STRIDE		(64 * 1024UL)
 
@@ -39,45 +41,12 @@ struct report {
 	int ok;
 };
 
-static int put(const char *path, const char *val)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -1;
-	ret = fputs(val, f) < 0 ? -1 : 0;
-	if (fclose(f))
-		ret = -1;
-	return ret;
-}
-
-/* The number after "@key " in @path (one "key value" pair per line). */
-static long keyed(const char *path, const char *key)
-{
-	char line[256];
-	size_t klen = strlen(key);
-	long val = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) &&
-		    (line[klen] == ' ' || line[klen] == ':')) {
-			val = strtol(line + klen + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return val;
-}
-
 static void join(void)
 {
 	char pid[32];
 
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (put(CG "/cgroup.procs", pid))
+	if (write_file(CG "/cgroup.procs", pid))
 		_exit(2);
 }
 
@@ -102,7 +71,7 @@ static void holder(size_t len, int to_parent, int from_parent)
 	p = map(len, MADV_SEQUENTIAL);
 	for (off = 0; off < len; off += STRIDE)
 		p[off] = (char)(off / STRIDE) | 1;
-	r.rss_kb = keyed("/proc/self/status", "VmRSS");
+	r.rss_kb = read_key("/proc/self/status", "VmRSS");
 	r.ok = 1;
 	if (write(to_parent, &r, sizeof(r)) != sizeof(r) ||
 	    read(from_parent, &c, 1) != 1)
@@ -110,7 +79,7 @@ static void holder(size_t len, int to_parent, int from_parent)
 	for (off = 0; off < len; off += STRIDE)
 		if (p[off] != ((char)(off / STRIDE) | 1))
 			r.ok = 0;
-	r.rss_kb = keyed("/proc/self/status", "VmRSS");
+	r.rss_kb = read_key("/proc/self/status", "VmRSS");
 	if (write(to_parent, &r, sizeof(r)) != sizeof(r))
 		_exit(4);
 	_exit(0);
@@ -128,14 +97,6 @@ static void pressure(size_t len)
 	_exit(0);
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "ap_pressure: %s: %s\n", what, strerror(errno));
@@ -150,7 +111,7 @@ int main(int argc, char **argv)
 	struct report before, after = { 0, -1 };
 	size_t hold, press;
 	pid_t h, pr;
-	double t0, t1;
+	long t0, t1;
 	char buf[32];
 	int c = 0;
 
@@ -167,12 +128,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	put("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
 	rmdir(CG);
 	if (mkdir(CG, 0755))
 		die("mkdir " CG);
 	snprintf(buf, sizeof(buf), "%ld", max_mib << 20);
-	if (put(CG "/memory.max", buf))
+	if (write_file(CG "/memory.max", buf))
 		die("memory.max");
 	if (pipe(up) || pipe(down))
 		die("pipe");
@@ -186,7 +147,7 @@ int main(int argc, char **argv)
 	close(down[0]);
 	if (read(up[0], &before, sizeof(before)) != sizeof(before))
 		die("holder did not report");
-	rec0 = keyed("/proc/vmstat", "anon_prefault_reclaimed");
+	rec0 = read_key("/proc/vmstat", "anon_prefault_reclaimed");
 	t0 = now_ms();
 	pr = fork();
 	if (pr < 0)
@@ -196,15 +157,15 @@ int main(int argc, char **argv)
 	if (waitpid(pr, &status, 0) != pr)
 		die("waitpid");
 	t1 = now_ms();
-	rec1 = keyed("/proc/vmstat", "anon_prefault_reclaimed");
+	rec1 = read_key("/proc/vmstat", "anon_prefault_reclaimed");
 	if (write(down[1], "g", 1) != 1 && errno != EPIPE)
 		die("write");
 	if (read(up[0], &after, sizeof(after)) != sizeof(after))
 		after.ok = -1;
 	if (waitpid(h, &status, 0) != h)
 		die("waitpid");
-	printf("rss_before_kb %ld rss_after_kb %ld oom_kill %ld reclaimed %ld pressure_ms %.0f holder %s\n",
-	       before.rss_kb, after.rss_kb, keyed(CG "/memory.events", "oom_kill"),
+	printf("rss_before_kb %ld rss_after_kb %ld oom_kill %ld reclaimed %ld pressure_ms %ld holder %s\n",
+	       before.rss_kb, after.rss_kb, read_key(CG "/memory.events", "oom_kill"),
 	       rec0 < 0 ? -1 : rec1 - rec0, t1 - t0,
 	       after.ok < 0 ? "KILLED" : after.ok ? "OK" : "BAD");
 	/* The cgroup is busy until the exited children are gone. */
