@@ -14,13 +14,10 @@
  *
  * madvise() steers it per region, reusing the advice that file readahead
  * already reads: MADV_RANDOM (VM_RAND_READ) maps one page per fault,
- * MADV_SEQUENTIAL (VM_SEQ_READ) maps the full window from the first fault,
- * MADV_NORMAL restores the ramp.
- *
- * vm.anon_prefault_lazyfree decides how a write fault maps the pages that
- * follow the faulting one: by default clean and not swap-backed, on the
- * LRU list where MADV_FREE puts folios, so that reclaim drops them without
- * I/O while the program has not written them (see mm/memory.c).
+ * MADV_SEQUENTIAL (VM_SEQ_READ) skips the ramp, so that the first hit maps
+ * the full window, and MADV_NORMAL restores the ramp. A miss maps one page
+ * whatever the advice: pages are only ever mapped ahead of a fault that
+ * landed where the previous window ended.
  */
 
 #include <linux/anon_prefault.h>
@@ -42,8 +39,6 @@ DEFINE_STATIC_KEY_TRUE(anon_prefault_key);
 static int sysctl_anon_prefault = 1;
 static int sysctl_anon_prefault_max_pages = ANON_PREFAULT_DEFAULT_PAGES;
 static int anon_prefault_pages_limit = PAGEVEC_SIZE;
-static int anon_prefault_lazyfree_limit = ANON_PREFAULT_CLEAN_OLD;
-int sysctl_anon_prefault_lazyfree = ANON_PREFAULT_CLEAN;
 static DEFINE_MUTEX(anon_prefault_mutex);
 
 /* The order never grows past the one whose window covers PAGEVEC_SIZE. */
@@ -80,14 +75,15 @@ unsigned int anon_prefault_window(struct vm_area_struct *vma,
 	    userfaultfd_armed(vma))
 		return anon_prefault_miss(addr);
 
-	/* MADV_SEQUENTIAL: the full window from the first fault on. */
+	if (addr != tsk->anon_prefault_next)
+		return anon_prefault_miss(addr);
+
+	/* MADV_SEQUENTIAL: no ramp, the first hit maps the full window. */
 	if (vma->vm_flags & VM_SEQ_READ)
 		order = ANON_PREFAULT_MAX_ORDER;
-	else if (addr == tsk->anon_prefault_next)
+	else
 		order = min_t(unsigned int, tsk->anon_prefault_order + 1,
 			      ANON_PREFAULT_MAX_ORDER);
-	else
-		return anon_prefault_miss(addr);
 
 	nr = min_t(unsigned int, 1U << order,
 		   READ_ONCE(sysctl_anon_prefault_max_pages));
@@ -102,17 +98,23 @@ unsigned int anon_prefault_window(struct vm_area_struct *vma,
 /**
  * anon_prefault_cut - the window at @address ended after @nr pages
  * @address: the faulting address the window started at
- * @nr: pages of the window that could be had (at least 1)
+ * @nr: pages the window holds (at least 1)
+ * @fallback: a page could not be had without reclaim
  *
- * Called when a page of the window could not be allocated or charged:
- * the next fault is predicted at the end of what was had, and the ramp
- * starts again from one page.
+ * The next fault is predicted at the end of what the window holds. When it
+ * ended because memory was short, the ramp starts again from one page and
+ * the fallback is counted; a window that ended at a PTE someone else had
+ * populated keeps its order. Returns @nr.
  */
-void anon_prefault_cut(unsigned long address, unsigned int nr)
+unsigned int anon_prefault_cut(unsigned long address, unsigned int nr,
+			       bool fallback)
 {
-	current->anon_prefault_order = 0;
 	current->anon_prefault_next = (address & PAGE_MASK) + nr * PAGE_SIZE;
-	count_vm_event(ANON_PREFAULT_FALLBACK);
+	if (fallback) {
+		current->anon_prefault_order = 0;
+		count_vm_event(ANON_PREFAULT_FALLBACK);
+	}
+	return nr;
 }
 
 /**
@@ -165,15 +167,6 @@ static struct ctl_table anon_prefault_sysctls[] = {
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ONE,
 		.extra2		= &anon_prefault_pages_limit,
-	},
-	{
-		.procname	= "anon_prefault_lazyfree",
-		.data		= &sysctl_anon_prefault_lazyfree,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= &anon_prefault_lazyfree_limit,
 	},
 };
 

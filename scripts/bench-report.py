@@ -5,7 +5,6 @@
 Usage: bench-report.py RESULTS_LOG OUTDIR
 Reads the "bench" suite of the guest report, prints per mode the
 seed-style table (medians over rounds), a summary with ratios to "off",
-the first-write cost of clean speculative pages (ratios to "on-dirty"),
 sparse-pattern RSS, fork/exec churn, the fragmented-memory case and the
 memory-cgroup pressure case, and
 writes OUTDIR/bench-raw.csv, OUTDIR/bench-summary.csv and, when gnuplot is
@@ -22,9 +21,9 @@ import sys
 FIELDS = ['gb', 'reps', 'workers', 'user_s', 'sys_s', 'wall_s',
           'flt_per_cpu_s', 'fault_per_wsec', 'minflt_per_page',
           'rss_per_page', 'pattern', 'pmode']
-MODES = ['off', 'on', 'on-dirty', 'on-old', 'on-max', 'mthp64k', 'populate']
-PRESSURE = ['rss_before_kb', 'rss_after_kb', 'oom_kill', 'reclaimed',
-            'pressure_ms', 'holder']
+MODES = ['off', 'on', 'on-max', 'mthp64k', 'populate']
+PRESSURE = ['rss_before_kb', 'rss_after_kb', 'oom_kill', 'pressure_ms',
+            'holder']
 
 
 def bench_lines(path):
@@ -146,22 +145,6 @@ def main():
                                     '%.4f flt/pg' % s['minflt_per_page']))
         print('%7d ' % t + ''.join(cells))
 
-    lazy = [m for m in ('on', 'on-old') if m in modes]
-    if 'on-dirty' in modes and lazy:
-        print('\nFirst write to clean speculative pages: fault/wsec ratio to'
-              ' on-dirty (speculative pages mapped dirty)')
-        print('threads ' + ''.join('%18s' % m for m in lazy))
-        for t in threads:
-            dirty = seq_at(summary, 'on-dirty', t)
-            base = dirty['fault_per_wsec'] if dirty else None
-            cells = []
-            for m in lazy:
-                s = seq_at(summary, m, t)
-                cells.append('%18s' % ('-' if s is None or base is None else
-                                        '%.3fx' % ratio(s['fault_per_wsec'],
-                                                        base)))
-            print('%7d ' % t + ''.join(cells))
-
     sparse = [r for r in data if r['section'].startswith('sparse-')]
     if sparse:
         print('\nSparse patterns (16M, 1 thread): RSS per touched page, '
@@ -215,20 +198,19 @@ def main():
 
     if pressure:
         print('\nMemory cgroup pressure (memory.max 48M, no swap): a holder'
-              ' uses 1 page of each window of 32M, then 32M more is written;'
-              ' medians')
-        print('%-9s %12s %12s %9s %10s %12s  %s' % (
-            'mode', 'RSS before', 'RSS after', 'OOM kills', 'reclaimed',
-            'pressure ms', 'holder'))
+              ' advises 32M MADV_SEQUENTIAL and writes 1 page per 64K,'
+              ' then 32M more is written; medians')
+        print('%-9s %12s %12s %9s %12s  %s' % (
+            'mode', 'RSS before', 'RSS after', 'OOM kills', 'pressure ms',
+            'holder'))
         for m in modes_in(pressure):
             rows = [p for p in pressure if p['mode'] == m]
-            v = {k: med(rows, k) for k in PRESSURE[:5]}
+            v = {k: med(rows, k) for k in PRESSURE[:4]}
             kills = sum(int(num(p['oom_kill']) > 0) for p in rows)
             states = sorted({p['holder'] for p in rows})
-            print('%-9s %10.1fM %10.1fM %6d/%-2d %10.0f %12.0f  %s' % (
+            print('%-9s %10.1fM %10.1fM %6d/%-2d %12.0f  %s' % (
                 m, v['rss_before_kb'] / 1024, v['rss_after_kb'] / 1024,
-                kills, len(rows), v['reclaimed'], v['pressure_ms'],
-                '/'.join(states)))
+                kills, len(rows), v['pressure_ms'], '/'.join(states)))
             summary.append(dict(section='pressure', mode=m, threads=1,
                                 rounds=len(rows), oom_rounds=kills, **v))
 
@@ -240,7 +222,7 @@ def main():
             w.writerow([r['section'], r['mode'], r['threads'], r['round']] +
                        [r[k] for k in FIELDS])
     keys = ['section', 'mode', 'threads', 'rounds'] + FIELDS[:10] + \
-        ['execs_per_s', 'minflt_per_child'] + PRESSURE[:5] + ['oom_rounds']
+        ['execs_per_s', 'minflt_per_child'] + PRESSURE[:4] + ['oom_rounds']
     with open(os.path.join(out, 'bench-summary.csv'), 'w', newline='') as fh:
         w = csv.DictWriter(fh, fieldnames=keys, extrasaction='ignore')
         w.writeheader()

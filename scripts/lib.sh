@@ -189,7 +189,9 @@ build_guest_programs() {
 	mkdir -p "$out"
 	make -s -C "$SRC" O="$obj" headers >"$obj/headers.log" 2>&1 ||
 		die "make headers failed (see $obj/headers.log)"
-	local inc="-isystem $obj/usr/include"
+	# The include flags of the kselftest Makefile (lib.mk): the kernel's
+	# UAPI headers, then tools/include/uapi.
+	local inc="-isystem $obj/usr/include -isystem $SRC/tools/include/uapi"
 	local sel=$SRC/tools/testing/selftests
 	local t
 	for t in "$TOP"/scripts/guest/*.c; do
@@ -199,7 +201,7 @@ build_guest_programs() {
 	for t in $GUEST_KSELFTESTS; do
 		[ -f "$sel/mm/$t.c" ] || continue
 		# shellcheck disable=SC2086
-		gcc -static -O2 -Wall -Werror $inc -I"$sel" -I"$sel/mm" -I"$SRC/tools/include" \
+		gcc -static -O2 -Wall -Werror $inc -I"$sel" -I"$sel/mm" \
 			-o "$out/$t" "$sel/mm/$t.c" "$sel/mm/vm_util.c" -lpthread -lm \
 			>"$out/$t.log" 2>&1 || { cat "$out/$t.log" >&2; die "cannot build kselftest $t"; }
 	done

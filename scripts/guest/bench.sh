@@ -3,9 +3,7 @@
 # Benchmark driver run in the guest by "make run" (job "run"). Prints raw
 # results as "data,..." lines that scripts/bench-report.py turns into the
 # tables, ratios, CSV and plot; everything else is a "# " comment.
-# Modes: off (sysctl 0, THP never), on (default window, speculative pages
-# clean and lazily freeable), on-dirty (speculative pages dirty, as before
-# anon_prefault_lazyfree), on-old (clean and mapped old), on-max (window
+# Modes: off (sysctl 0, THP never), on (default window), on-max (window
 # PAGEVEC_SIZE), mthp64k (sysctl 0, 64K mTHP always), populate
 # (MADV_POPULATE_WRITE, sysctl 0). Modes alternate inside every round.
 
@@ -13,11 +11,10 @@ ROUNDS=${AP_ROUNDS:-5}
 SIZE=${AP_SIZE:-64M}
 CHURN=${AP_CHURN:-300}
 NCPU=$(grep -c ^processor /proc/cpuinfo)
-MODES="off on on-dirty on-old on-max mthp64k populate"
+MODES="off on on-max mthp64k populate"
 THP=/sys/kernel/mm/transparent_hugepage
 PF=/proc/sys/vm/anon_prefault
 MAXP=/proc/sys/vm/anon_prefault_max_pages
-LAZY=/proc/sys/vm/anon_prefault_lazyfree
 
 thp_set() { # $1: never|always for 64K; everything else never
 	for f in $THP/enabled $THP/hugepages-*/enabled; do
@@ -26,18 +23,11 @@ thp_set() { # $1: never|always for 64K; everything else never
 	[ "$1" = always ] && echo always >$THP/hugepages-64kB/enabled
 }
 
-lazy_set() { # $1: anon_prefault_lazyfree, where the kernel has it
-	[ -w $LAZY ] && echo "$1" >$LAZY
-}
-
 # mode NAME: switch the knobs; prints the pft flags the mode needs
 mode() {
-	lazy_set 1
 	case $1 in
 	off) echo 0 >$PF; thp_set never; echo "" ;;
 	on) echo 1 >$PF; echo 16 >$MAXP; thp_set never; echo "" ;;
-	on-dirty) echo 1 >$PF; echo 16 >$MAXP; lazy_set 0; thp_set never; echo "" ;;
-	on-old) echo 1 >$PF; echo 16 >$MAXP; lazy_set 2; thp_set never; echo "" ;;
 	on-max) echo 1 >$PF; echo 31 >$MAXP; thp_set never; echo "" ;;
 	mthp64k) echo 0 >$PF; thp_set always; echo "-H" ;;
 	populate) echo 0 >$PF; thp_set never; echo "-P" ;;
@@ -60,8 +50,7 @@ if ! [ -f $PF ]; then
 	exit 0
 fi
 echo "# bench: $NCPU CPUs, $(grep MemTotal /proc/meminfo | tr -s ' '), size $SIZE per worker, $ROUNDS rounds"
-echo "# kernel $(uname -r), sysctl anon_prefault=$(cat $PF) max_pages=$(cat $MAXP) lazyfree=$(cat $LAZY 2>/dev/null || echo -)"
-[ -f $LAZY ] || MODES="off on on-max mthp64k populate"
+echo "# kernel $(uname -r), sysctl anon_prefault=$(cat $PF) max_pages=$(cat $MAXP)"
 echo "meta,ncpu,$NCPU"
 echo "meta,size,$SIZE"
 echo "meta,rounds,$ROUNDS"
@@ -119,19 +108,17 @@ done
 kill $fpid
 wait $fpid 2>/dev/null
 
-# Memory pressure: a holder uses one page of every prefault window of
-# 32 MiB, then 32 MiB more is written in the same memory cgroup with
-# memory.max 48 MiB (no swap).
-if [ -f $LAZY ]; then
-	r=1
-	while [ $r -le "$ROUNDS" ]; do
-		for m in off on-dirty on on-old; do
-			mode "$m" >/dev/null
-			out=$(/ap/ap_pressure 48 32 32) || { echo "# pressure failed: $m"; continue; }
-			echo "pressure,$m,$r,$(echo "$out" | awk '{print $2","$4","$6","$8","$10","$12}')"
-		done
-		r=$((r + 1))
+# Memory pressure: a holder advises 32 MiB MADV_SEQUENTIAL and writes one
+# page per 64 KiB, then 32 MiB more is written in the same memory cgroup
+# with memory.max 48 MiB (no swap).
+r=1
+while [ $r -le "$ROUNDS" ]; do
+	for m in off on on-max; do
+		mode "$m" >/dev/null
+		out=$(/ap/ap_pressure 48 32 32) || { echo "# pressure failed: $m"; continue; }
+		echo "pressure,$m,$r,$(echo "$out" | awk '{print $2","$4","$6","$8","$10}')"
 	done
-fi
+	r=$((r + 1))
+done
 mode on >/dev/null
 echo "ok 1 benchmark finished"

@@ -37,8 +37,6 @@ feature_report() {
 	if [ -f /proc/sys/vm/anon_prefault ]; then
 		echo "# vm.anon_prefault = $(cat /proc/sys/vm/anon_prefault)"
 		echo "# vm.anon_prefault_max_pages = $(cat /proc/sys/vm/anon_prefault_max_pages)"
-		[ -f /proc/sys/vm/anon_prefault_lazyfree ] &&
-			echo "# vm.anon_prefault_lazyfree = $(cat /proc/sys/vm/anon_prefault_lazyfree)"
 		grep '^anon_prefault' /proc/vmstat | sed 's/^/# /'
 		echo "ok 1 feature present"
 	else

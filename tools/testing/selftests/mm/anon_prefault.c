@@ -10,7 +10,8 @@
  * The window never crosses vma->vm_end nor a PMD boundary.  Extra pages are
  * freshly zeroed pages on write faults and the shared zero page on read
  * faults.  There is no prefault for MADV_RANDOM, userfaultfd-armed or mlocked
- * VMAs, and MADV_SEQUENTIAL maps the full window on every fault.
+ * VMAs.  MADV_SEQUENTIAL skips the ramp: a hit maps the full window at
+ * once, a miss still maps one page.
  *
  * The exact fault counts asserted below come from model_seq(), which encodes
  * these rules.  Every test region is PMD (2 MiB) aligned, MADV_NOHUGEPAGE and
@@ -19,12 +20,13 @@
  * the task's prediction is pointed away from the region by one fault in a
  * scratch area, so the first access to a region is always a miss.
  *
- * With vm.anon_prefault_lazyfree (1 by default, 2 maps them old too), the
- * pages a write fault maps beyond the faulting one are clean and lazily
- * freeable: smaps reports them as LazyFree until written, reclaim drops
- * them without swap while unwritten (counted in anon_prefault_reclaimed)
- * and keeps them once written.  The lazyfree_* tests check this, and that
- * 0 maps ordinary dirty pages; they are skipped without that sysctl.
+ * Pages mapped ahead must be ordinary anonymous memory: "accounting" checks
+ * /proc/meminfo and memory.stat against a run with prefault off, and the
+ * reclaim_* tests check that data written into them by every kind of
+ * writer survives reclaim through swap.  Those need swap: if none is
+ * active they enable it on the RAM disk AP_SWAP_DEV (/dev/ram0) and
+ * disable it again; the O_DIRECT source of the io_uring writer is
+ * /dev/ram1 (CONFIG_BLK_DEV_RAM, see config).
  *
  * If /proc/sys/vm/anon_prefault does not exist the kernel lacks the feature
  * and every test is reported as skipped.
@@ -53,8 +55,9 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
-#include <sys/utsname.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
+#include <linux/io_uring.h>
 #include <linux/magic.h>
 #include <linux/userfaultfd.h>
 
@@ -80,6 +83,7 @@
 
 #define CGROUP_ROOT		"/sys/fs/cgroup"
 #define CGROUP_TEST		CGROUP_ROOT "/anon_prefault_test"
+#define CGROUP_LEAF		CGROUP_TEST "/leaf"
 
 #define SZ_1M			0x100000UL
 #define PMD_SZ			(2UL << 20)
@@ -105,20 +109,19 @@ static bool have_sysctl;
 /* ------------------------------------------------------------------------ */
 
 /*
- * The "@key: N kB" line of the VMA that starts at @addr in /proc/self/smaps:
- * exact for the test region whatever the rest of the process (stack, heap,
- * stdio buffers) faults in meanwhile, which process-wide counters such as
- * RssAnon would count too.
+ * Anonymous memory of the VMA that starts at @addr, in kB, from
+ * /proc/self/smaps: exact for the test region whatever the rest of the
+ * process (stack, heap, stdio buffers) faults in meanwhile, which the
+ * process-wide RssAnon would count too.
  */
-static unsigned long region_smaps_kb(void *addr, const char *key)
+static unsigned long region_anon_kb(void *addr)
 {
-	char line[256], start[32], fmt[64];
+	char line[256], start[32];
 	unsigned long kb = 0;
 	bool found = false;
 	FILE *f;
 
 	snprintf(start, sizeof(start), "%lx-", (unsigned long)addr);
-	snprintf(fmt, sizeof(fmt), "%s: %%lu kB", key);
 	f = fopen("/proc/self/smaps", "r");
 	if (!f)
 		ksft_exit_fail_perror("open /proc/self/smaps");
@@ -127,19 +130,13 @@ static unsigned long region_smaps_kb(void *addr, const char *key)
 			found = !strncmp(line, start, strlen(start));
 			continue;
 		}
-		if (sscanf(line, fmt, &kb) == 1)
+		if (sscanf(line, "Anonymous: %lu kB", &kb) == 1)
 			break;
 	}
 	fclose(f);
 	if (!found)
 		ksft_exit_fail_msg("no VMA at %p in /proc/self/smaps\n", addr);
 	return kb;
-}
-
-/* Anonymous memory of the VMA that starts at @addr, in kB. */
-static unsigned long region_anon_kb(void *addr)
-{
-	return region_smaps_kb(addr, "Anonymous");
 }
 
 static long minflt(int who)
@@ -267,7 +264,7 @@ struct seq_model {
  * at @base in ascending order, one access per page, none of them populated
  * before and with no other fault of the task in between.  The first access
  * is a miss.  @vma_pages is the number of pages from @base to vma->vm_end.
- * With @madv_seq (MADV_SEQUENTIAL) every fault maps the full window.
+ * With @madv_seq (MADV_SEQUENTIAL) every hit maps the full window.
  */
 static struct seq_model model_seq(char *base, unsigned long vma_pages,
 				  unsigned long first, unsigned long last,
@@ -281,10 +278,10 @@ static struct seq_model model_seq(char *base, unsigned long vma_pages,
 		uintptr_t addr = (uintptr_t)base + page * pagesize;
 		unsigned long win, limit, pmd_end;
 
-		if (madv_seq) {
-			win = max_pages;
-		} else if (page == predicted) {
-			if (order < 20)
+		if (page == predicted) {
+			if (madv_seq)
+				order = 20;
+			else if (order < 20)
 				order++;
 			win = 1UL << order;
 			if (win > max_pages)
@@ -595,6 +592,42 @@ static void test_pmd_boundary(const char *name)
 /* 5. madvise                                                                */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * A region advised MADV_SEQUENTIAL but written sparsely, one page per
+ * window: every fault is a miss and maps exactly its own page, so the
+ * region holds exactly the pages written.
+ */
+static bool madvise_seq_sparse(const char *name)
+{
+	const unsigned long pages = 32 * SZ_1M / pagesize;
+	const unsigned long touched = pages / DEF_MAX_PAGES;
+	unsigned long i, kb, n;
+	bool ok = true;
+	long faults;
+	char *p;
+
+	reset_prediction();
+	p = map_region(pages * pagesize);
+	if (madvise(p, pages * pagesize, MADV_SEQUENTIAL))
+		ksft_exit_fail_perror("MADV_SEQUENTIAL");
+	faults = minflt(RUSAGE_SELF);
+	for (i = 0; i < pages; i += DEF_MAX_PAGES)
+		poke(p + i * pagesize, 1);
+	faults = minflt(RUSAGE_SELF) - faults;
+	kb = region_anon_kb(p);
+	n = count_populated(p, 0, pages);
+	if (faults != (long)touched || n != touched ||
+	    kb != touched * pagesize / 1024) {
+		tmsg(name,
+		     "MADV_SEQUENTIAL, one page in %d written: %ld faults, %lu populated, Anonymous %lu kB; expected %lu, %lu and %lu kB\n",
+		     DEF_MAX_PAGES, faults, n, kb, touched, touched,
+		     touched * pagesize / 1024);
+		ok = false;
+	}
+	unmap_region(p, pages * pagesize);
+	return ok;
+}
+
 static void test_madvise(const char *name)
 {
 	const unsigned long pages = 256;
@@ -634,38 +667,43 @@ static void test_madvise(const char *name)
 	}
 	unmap_region(p, len);
 
-	/* MADV_SEQUENTIAL: even the first fault maps the full window. */
+	/*
+	 * MADV_SEQUENTIAL: the first fault is a miss and maps one page, the
+	 * first hit maps the full window at once, without the ramp.
+	 */
 	reset_prediction();
 	p = map_region(len);
 	if (madvise(p, len, MADV_SEQUENTIAL))
 		ksft_exit_fail_perror("MADV_SEQUENTIAL");
 	rss0 = region_anon_kb(p);
-	faults = write_seq(p, 0, 1);
+	faults = write_seq(p, 0, 2);
 	rss1 = region_anon_kb(p);
 	n = count_populated(p, 0, pages);
-	if (faults != 1 || n != DEF_MAX_PAGES ||
-	    count_populated(p, 0, DEF_MAX_PAGES) != DEF_MAX_PAGES) {
+	if (faults != 2 || n != DEF_MAX_PAGES + 1 ||
+	    count_populated(p, 0, DEF_MAX_PAGES + 1) != DEF_MAX_PAGES + 1) {
 		tmsg(name,
-		     "MADV_SEQUENTIAL first fault: %ld faults, %lu pages populated, expected 1 fault and pages 0..%d\n",
-		     faults, n, DEF_MAX_PAGES - 1);
+		     "MADV_SEQUENTIAL pages 0 and 1: %ld faults, %lu pages populated, expected 2 faults and pages 0..%d\n",
+		     faults, n, DEF_MAX_PAGES);
 		ok = false;
 	}
-	if (rss1 - rss0 != DEF_MAX_PAGES * pagesize / 1024) {
+	if (rss1 - rss0 != (DEF_MAX_PAGES + 1) * pagesize / 1024) {
 		tmsg(name,
 		     "MADV_SEQUENTIAL: the region's Anonymous grew by %lu kB, expected %lu kB\n",
-		     rss1 - rss0, DEF_MAX_PAGES * pagesize / 1024);
+		     rss1 - rss0, (DEF_MAX_PAGES + 1) * pagesize / 1024);
 		ok = false;
 	}
-	/* A miss far away still gets the full window. */
-	faults = write_seq(p, 100, 101);
-	n = count_populated(p, 100, pages);
-	if (faults != 1 || n != DEF_MAX_PAGES ||
-	    count_populated(p, 100, 100 + DEF_MAX_PAGES) != DEF_MAX_PAGES) {
+	/* The rest of the region: full windows, as the model says. */
+	m = model_seq(p, pages, 0, pages, DEF_MAX_PAGES, true);
+	faults += write_seq(p, 2, pages);
+	n = count_populated(p, 0, pages);
+	if (faults != (long)m.faults || n != pages) {
 		tmsg(name,
-		     "MADV_SEQUENTIAL fault at page 100: %ld faults, %lu pages populated from 100, expected 1 fault and pages 100..%d\n",
-		     faults, n, 100 + DEF_MAX_PAGES - 1);
+		     "MADV_SEQUENTIAL sequential write: %ld faults, %lu populated, expected %lu and %lu\n",
+		     faults, n, m.faults, pages);
 		ok = false;
 	}
+	unmap_region(p, len);
+	ok &= madvise_seq_sparse(name);
 	unmap_region(p, len);
 	ksft_test_result(ok, "%s\n", name);
 }
@@ -1228,8 +1266,11 @@ static void cgroup_remove(void)
 	int i;
 
 	for (i = 0; i < 200; i++) {
+		if (rmdir(CGROUP_LEAF) && errno != ENOENT)
+			goto retry;
 		if (!rmdir(CGROUP_TEST) || errno == ENOENT)
 			return;
+retry:
 		usleep(10000);
 	}
 	ksft_print_msg("cannot remove %s: %s\n", CGROUP_TEST, strerror(errno));
@@ -1248,23 +1289,77 @@ static long memcg_events(const char *key)
 	return -1;
 }
 
-/* Child: join the test cgroup, or exit with status 2. */
-static void join_cgroup(void)
+/* Child: join the cgroup and write 56 MiB sequentially. */
+/* Child: join the cgroup @dir, or exit with status 2. */
+static void join_cgroup(const char *dir)
 {
-	char buf[32];
+	char path[128], buf[32];
 
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	snprintf(buf, sizeof(buf), "%d", getpid());
-	if (ap_write_file(CGROUP_TEST "/cgroup.procs", buf))
+	if (ap_write_file(path, buf))
 		_exit(2);
 }
 
-/* Child: join the cgroup and write @len bytes sequentially. */
-static void memcg_child(size_t len)
-{
-	char *p;
-	size_t off;
+/*
+ * A child that says on its end of @ready when it is ready and waits for a
+ * byte on @go before it goes on; hs_fork() returns the parent's ends.
+ */
+struct hs_child {
+	pid_t pid;
+	int ready;
+	int go;
+};
 
-	join_cgroup();
+/* Fork a child that runs @fn; wait until it is ready. */
+static struct hs_child hs_fork(void (*fn)(int ready, int go),
+			       const char *what)
+{
+	int ready[2], go[2];
+	struct hs_child c;
+	char b;
+
+	if (pipe(ready) || pipe(go))
+		ksft_exit_fail_perror("pipe");
+	fflush(stdout);
+	fflush(stderr);
+	c.pid = fork();
+	if (c.pid < 0)
+		ksft_exit_fail_perror("fork");
+	if (!c.pid) {
+		close(ready[0]);
+		close(go[1]);
+		fn(ready[1], go[0]);
+	}
+	close(ready[1]);
+	close(go[0]);
+	c.ready = ready[0];
+	c.go = go[1];
+	if (read(c.ready, &b, 1) != 1)
+		ksft_exit_fail_msg("%s: the child died before it was ready\n",
+				   what);
+	return c;
+}
+
+/* Close the parent's ends and reap the child; returns its wait status. */
+static int hs_wait(struct hs_child *c)
+{
+	int status;
+
+	close(c->go);
+	close(c->ready);
+	if (waitpid(c->pid, &status, 0) != c->pid)
+		ksft_exit_fail_perror("waitpid");
+	return status;
+}
+
+static void memcg_child(void)
+{
+	const size_t len = 56 * SZ_1M;
+	size_t off;
+	char *p;
+
+	join_cgroup(CGROUP_TEST);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -1309,7 +1404,7 @@ static void test_memcg(const char *name)
 		if (pid < 0)
 			ksft_exit_fail_perror("fork");
 		if (!pid)
-			memcg_child(56 * SZ_1M);
+			memcg_child();
 		if (waitpid(pid, &status, 0) != pid)
 			ksft_exit_fail_perror("waitpid");
 		oom_kill = memcg_events("oom_kill");
@@ -1329,6 +1424,118 @@ static void test_memcg(const char *name)
 		cgroup_remove();
 	}
 	set_prefault(1, DEF_MAX_PAGES);
+	ksft_test_result(ok, "%s\n", name);
+}
+
+#define MH_PAGES	256	/* the writer's region */
+#define MH_WRITTEN	24	/* pages it writes */
+#define MH_SLACK	32	/* memory.high above memory.current, pages */
+
+/*
+ * Child: join the leaf cgroup, map the region, say so on @ready, write
+ * MH_WRITTEN pages when told on @go, then report on @ready how many pages
+ * of the region are populated.
+ */
+static void memcg_high_child(int ready, int go)
+{
+	unsigned long n;
+	char c = 0;
+	char *p;
+
+	join_cgroup(CGROUP_LEAF);
+	close(pagemap_fd);
+	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
+	if (pagemap_fd < 0)
+		_exit(3);
+	p = map_region(MH_PAGES * pagesize);
+	reset_prediction();
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		_exit(4);
+	write_seq(p, 0, MH_WRITTEN);
+	n = count_populated(p, 0, MH_PAGES);
+	if (write(ready, &n, sizeof(n)) != sizeof(n))
+		_exit(5);
+	_exit(0);
+}
+
+/*
+ * One run of memcg_high: the writer in CGROUP_LEAF, memory.high of its
+ * parent CGROUP_TEST MH_SLACK pages above memory.current when @limit is
+ * set. Returns the populated pages of the writer's region, or -1; the
+ * parent's "high" events in @high.
+ */
+static long memcg_high_run(int enable, bool limit, long *high)
+{
+	unsigned long n = 0;
+	struct hs_child c;
+	char buf[64];
+	int status;
+	long cur;
+
+	set_prefault(enable, DEF_MAX_PAGES);
+	cgroup_remove();
+	if (mkdir(CGROUP_TEST, 0755) ||
+	    ap_write_file(CGROUP_TEST "/cgroup.subtree_control", "+memory") ||
+	    mkdir(CGROUP_LEAF, 0755))
+		ksft_exit_fail_perror("creating " CGROUP_LEAF);
+	c = hs_fork(memcg_high_child, "memcg_high");
+	if (limit) {
+		if (ap_read_file(CGROUP_TEST "/memory.current", buf, sizeof(buf)))
+			ksft_exit_fail_perror("read memory.current");
+		cur = strtol(buf, NULL, 10);
+		snprintf(buf, sizeof(buf), "%ld", cur + MH_SLACK * (long)pagesize);
+		if (ap_write_file(CGROUP_TEST "/memory.high", buf))
+			ksft_exit_fail_msg("cannot set memory.high\n");
+	}
+	if (write(c.go, "g", 1) != 1 ||
+	    read(c.ready, &n, sizeof(n)) != sizeof(n))
+		n = -1;
+	status = hs_wait(&c);
+	*high = memcg_events("high");
+	cgroup_remove();
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? (long)n : -1;
+}
+
+/*
+ * A speculative charge that takes a memory cgroup or an ancestor above
+ * memory.high schedules reclaim and throttling on the way back to user
+ * space, whatever its gfp mask: with memory.high of the writer's parent
+ * cgroup a few pages above its usage, no page is mapped ahead, so the
+ * region holds exactly the pages written and the cgroup counts no more
+ * "high" events than with prefault off. Without the limit the same write
+ * maps its windows (the check is not vacuous).
+ */
+static void test_memcg_high(const char *name)
+{
+	long n_on, n_free, n_off, high_on, high_free, high_off;
+	const char *err;
+	struct seq_model m;
+	bool ok = true;
+
+	err = cgroup_setup();
+	if (err) {
+		ksft_test_result_skip("%s: %s\n", name, err);
+		return;
+	}
+	n_on = memcg_high_run(1, true, &high_on);
+	n_free = memcg_high_run(1, false, &high_free);
+	n_off = memcg_high_run(0, true, &high_off);
+	set_prefault(1, DEF_MAX_PAGES);
+	m = model_seq(NULL, MH_PAGES, 0, MH_WRITTEN, DEF_MAX_PAGES, false);
+	tmsg(name,
+	     "%d pages written: populated %ld with prefault under memory.high, %ld without the limit, %ld with prefault off; high events %ld, %ld, %ld\n",
+	     MH_WRITTEN, n_on, n_free, n_off, high_on, high_free, high_off);
+	if (n_on != MH_WRITTEN || n_off != MH_WRITTEN ||
+	    n_free != (long)m.end) {
+		tmsg(name, "expected %d, %lu and %d pages populated\n",
+		     MH_WRITTEN, m.end, MH_WRITTEN);
+		ok = false;
+	}
+	if (high_on > high_off) {
+		tmsg(name, "more high events with prefault (%ld) than without (%ld)\n",
+		     high_on, high_off);
+		ok = false;
+	}
 	ksft_test_result(ok, "%s\n", name);
 }
 
@@ -1513,7 +1720,6 @@ static bool sysctl_accept(const char *name, const char *path, const char *in)
 static void test_sysctl_input(const char *name)
 {
 	static const char * const bad_enable[] = { "-1", "2", "abc" };
-	static const char * const bad_lazyfree[] = { "-1", "3", "x1" };
 	static const char * const bad_max[] = {
 		"0", "32", "99999999999999999999"
 	};
@@ -1535,15 +1741,6 @@ static void test_sysctl_input(const char *name)
 	ok &= sysctl_accept(name, SYSCTL_MAX_PAGES, "31");
 	/* Rejections must also leave a non-default value alone. */
 	ok &= sysctl_reject(name, SYSCTL_MAX_PAGES, "32");
-	if (ap_saved.have_lazyfree) {
-		for (i = 0; i < ARRAY_SIZE(bad_lazyfree); i++)
-			ok &= sysctl_reject(name, SYSCTL_LAZYFREE,
-					    bad_lazyfree[i]);
-		ok &= sysctl_accept(name, SYSCTL_LAZYFREE, "0");
-		ok &= sysctl_accept(name, SYSCTL_LAZYFREE, "2");
-		ok &= sysctl_reject(name, SYSCTL_LAZYFREE, "3");
-		ok &= sysctl_accept(name, SYSCTL_LAZYFREE, "1");
-	}
 	set_prefault(1, DEF_MAX_PAGES);
 	ksft_test_result(ok, "%s\n", name);
 }
@@ -1554,7 +1751,6 @@ static void test_sysctl_input(const char *name)
 
 struct ap_vmstat {
 	long fault, page, fallback;
-	long reclaimed;		/* -1 without vm.anon_prefault_lazyfree */
 };
 
 static char vmstat_buf[32768];
@@ -1569,7 +1765,6 @@ static bool read_vmstat(struct ap_vmstat *v)
 	v->fault = -1;
 	v->page = -1;
 	v->fallback = -1;
-	v->reclaimed = -1;
 	fd = open("/proc/vmstat", O_RDONLY);
 	if (fd < 0)
 		ksft_exit_fail_perror("open /proc/vmstat");
@@ -1589,8 +1784,6 @@ static bool read_vmstat(struct ap_vmstat *v)
 				v->page = val;
 			else if (!strcmp(key, "anon_prefault_fallback"))
 				v->fallback = val;
-			else if (!strcmp(key, "anon_prefault_reclaimed"))
-				v->reclaimed = val;
 		}
 		s = strchr(s, '\n');
 		if (!s)
@@ -1645,9 +1838,34 @@ static void test_vmstat(const char *name)
 		     dpage, (long)pages - faults);
 		ok = false;
 	}
-	if (dfault != (long)m.multi) {
-		tmsg(name, "on: anon_prefault_fault delta %ld, expected %lu\n",
-		     dfault, m.multi);
+	if (dfault != (long)m.multi || dfallback) {
+		tmsg(name,
+		     "on: anon_prefault_fault delta %ld, anon_prefault_fallback delta %ld, expected %lu and 0\n",
+		     dfault, dfallback, m.multi);
+		ok = false;
+	}
+	unmap_region(p, pages * pagesize);
+
+	/*
+	 * A page someone else populated ends a window, but nothing was short:
+	 * not a fallback. Page 40 is written first, then pages 0..39: the
+	 * window at page 31 stops at page 40.
+	 */
+	reset_prediction();
+	p = map_region(pages * pagesize);
+	poke(p + 40 * pagesize, 1);
+	reset_prediction();
+	read_vmstat(&v0);
+	faults = write_seq(p, 0, 40);
+	read_vmstat(&v1);
+	dfallback = v1.fallback - v0.fallback;
+	m = model_seq(p, pages, 0, 40, DEF_MAX_PAGES, false);
+	if (count_populated(p, 0, pages) != 41 || dfallback ||
+	    faults != (long)m.faults) {
+		tmsg(name,
+		     "populated page 40 in the way: %lu pages populated, %ld faults, anon_prefault_fallback +%ld; expected 41, %lu and 0\n",
+		     count_populated(p, 0, pages), faults, dfallback,
+		     m.faults);
 		ok = false;
 	}
 	unmap_region(p, pages * pagesize);
@@ -1759,209 +1977,599 @@ static void test_mlock_populate(const char *name)
 }
 
 /* ------------------------------------------------------------------------ */
-/* 15. lazyfree_smaps                                                        */
+/* 15. waste_bound                                                           */
 /* ------------------------------------------------------------------------ */
 
 /*
- * Map one PMD of @pages pages, MADV_SEQUENTIAL, and write the first page of
- * every window of @win pages: each write is a fault that maps the full
- * window, so every page is mapped and one in @win is written (by its own
- * fault). Returns the region.
+ * A stream that stops anywhere leaves at most max_pages - 1 pages mapped
+ * and never touched, in its last window: write pages [0, n) of a fresh
+ * region for every n up to several full windows, so that the stream stops
+ * at every offset of a window of every size of the ramp, and count the
+ * populated pages after the last written one (pagemap). They must be
+ * exactly what the model predicts, never more than max_pages - 1, and
+ * max_pages - 1 must be reached (the bound is tight, the test not vacuous).
  */
-static char *map_spec_windows(unsigned long pages, unsigned int win)
+static void test_waste_bound(const char *name)
 {
-	char *p = map_region(pages * pagesize);
-	unsigned long i;
-
-	if (madvise(p, pages * pagesize, MADV_SEQUENTIAL))
-		ksft_exit_fail_perror("MADV_SEQUENTIAL");
-	for (i = 0; i < pages; i += win)
-		poke(p + i * pagesize, 1);
-	return p;
-}
-
-static const char * const lazyfree_names[] = { "dirty", "clean", "clean+old" };
-
-/* True if swap is enabled: written pages could then leave memory too. */
-static bool swap_enabled(void)
-{
-	char buf[4096];
-
-	if (ap_read_file("/proc/swaps", buf, sizeof(buf)))
-		return false;
-	return !!strchr(buf, '\n');
-}
-
-/*
- * False, with the test reported as skipped, if this kernel lacks
- * vm.anon_prefault_lazyfree or, with @no_swap, if swap is enabled.
- */
-static bool lazyfree_usable(const char *name, bool no_swap)
-{
-	if (!ap_saved.have_lazyfree) {
-		ksft_test_result_skip("%s: %s not present\n", name,
-				      SYSCTL_LAZYFREE);
-		return false;
-	}
-	if (no_swap && swap_enabled()) {
-		ksft_test_result_skip("%s: needs a system without swap\n", name);
-		return false;
-	}
-	return true;
-}
-
-/* Whether the CPU sets the dirty bit of a writable PTE without a fault. */
-static bool hw_dirty_bit(void)
-{
-	struct utsname u;
-
-	return !uname(&u) && (!strcmp(u.machine, "x86_64") ||
-			      !strcmp(u.machine, "i686"));
-}
-
-/*
- * In a child, whose soft-dirty state nothing else depends on: clear it,
- * fault a window, write one of its speculative pages without a fault. The
- * page must read as soft-dirty.
- */
-static bool lazyfree_softdirty(const char *name)
-{
-	const unsigned long pages = PMD_SZ / pagesize;
-	int status;
-	pid_t pid;
+	static const unsigned int caps[] = { DEF_MAX_PAGES, 31 };
+	const unsigned long pages = 256;
+	unsigned long n, pop, inside, waste;
+	bool ok = true;
+	unsigned int k;
 	char *p;
+
+	for (k = 0; k < ARRAY_SIZE(caps); k++) {
+		unsigned long worst = 0, stops = 0;
+
+		set_prefault(1, caps[k]);
+		for (n = 1; n <= 5 * caps[k]; n++) {
+			struct seq_model m;
+
+			reset_prediction();
+			p = map_region(pages * pagesize);
+			m = model_seq(p, pages, 0, n, caps[k], false);
+			write_seq(p, 0, n);
+			pop = count_populated(p, 0, pages);
+			inside = count_populated(p, 0, n);
+			waste = pop - inside;
+			if (inside != n || pop != m.end || waste + 1 > caps[k]) {
+				if (ok)
+					tmsg(name,
+					     "max_pages %u, stream of %lu pages: %lu populated, expected %lu, at most %lu\n",
+					     caps[k], n, pop, m.end,
+					     n + caps[k] - 1);
+				ok = false;
+			}
+			if (waste > worst)
+				worst = waste;
+			stops++;
+			unmap_region(p, pages * pagesize);
+		}
+		tmsg(name,
+		     "max_pages %u: %lu stops, at most %lu pages mapped past the last one written\n",
+		     caps[k], stops, worst);
+		if (worst != caps[k] - 1) {
+			tmsg(name,
+			     "max_pages %u: the worst stop left %lu untouched pages, expected %u\n",
+			     caps[k], worst, caps[k] - 1);
+			ok = false;
+		}
+	}
+	set_prefault(1, DEF_MAX_PAGES);
+	ksft_test_result(ok, "%s\n", name);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 16. accounting                                                            */
+/* ------------------------------------------------------------------------ */
+
+#define ACCT_LEN	(64 * SZ_1M)
+
+/* The counters of /proc/meminfo and memory.stat that the test compares. */
+struct acct {
+	long anon, inactive_file, file, available;	/* meminfo, kB */
+	long pcp;			/* per-cpu free lists, kB (zoneinfo) */
+	long cg_anon, cg_inactive_file, cg_file;	/* memory.stat, kB */
+};
+
+/*
+ * Free pages on the per-cpu lists of every zone, in kB. MemAvailable counts
+ * only the buddy allocator's free pages, so a page taken from a per-cpu
+ * list, where the pages earlier tests freed may wait, does not lower it.
+ */
+static long pcp_free_kb(void)
+{
+	char line[256];
+	long n = 0, c;
+	FILE *f;
+
+	f = fopen("/proc/zoneinfo", "r");
+	if (!f)
+		ksft_exit_fail_perror("open /proc/zoneinfo");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " count: %ld", &c) == 1)
+			n += c;
+	fclose(f);
+	return n * (pagesize / 1024);
+}
+
+/* The value of the "@key" line of @buf ("key: N" or "key N"), or -1. */
+static long stat_field(const char *buf, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *s;
+
+	for (s = buf; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
+		if (!strncmp(s, key, klen) && (s[klen] == ':' || s[klen] == ' '))
+			return strtol(s + klen + 1, NULL, 10);
+	return -1;
+}
+
+/*
+ * Read the counters, after folding every CPU's pending vmstat deltas
+ * (vm.stat_refresh), so that they are exact.
+ */
+static void read_acct(struct acct *a)
+{
+	static char buf[16384];
+	int ret;
+
+	ret = ap_write_file("/proc/sys/vm/stat_refresh", "1");
+	if (ret)
+		ksft_exit_fail_msg("vm.stat_refresh: %s\n", strerror(-ret));
+	if (ap_read_file("/proc/meminfo", buf, sizeof(buf)))
+		ksft_exit_fail_perror("read /proc/meminfo");
+	a->anon = stat_field(buf, "AnonPages");
+	a->inactive_file = stat_field(buf, "Inactive(file)");
+	a->file = a->inactive_file + stat_field(buf, "Active(file)");
+	a->available = stat_field(buf, "MemAvailable");
+	a->pcp = pcp_free_kb();
+	if (ap_read_file(CGROUP_TEST "/memory.stat", buf, sizeof(buf)))
+		ksft_exit_fail_perror("read " CGROUP_TEST "/memory.stat");
+	a->cg_anon = stat_field(buf, "anon") / 1024;
+	a->cg_inactive_file = stat_field(buf, "inactive_file") / 1024;
+	a->cg_file = stat_field(buf, "file") / 1024;
+}
+
+/*
+ * Child: join the test cgroup, map ACCT_LEN bytes, say so on @ready, write
+ * them sequentially when told on @go, say so on @ready and wait for @go to
+ * close before exiting, so that the parent can read the counters while the
+ * pages are mapped.
+ */
+static void acct_child(int ready, int go)
+{
+	char *p, c = 0;
+	size_t off;
+
+	join_cgroup(CGROUP_TEST);
+	p = map_region(ACCT_LEN);
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		_exit(3);
+	for (off = 0; off < ACCT_LEN; off += pagesize)
+		poke(p + off, 1);
+	if (write(ready, &c, 1) != 1)
+		_exit(4);
+	while (read(go, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+/*
+ * Pages mapped ahead are ordinary anonymous memory in every counter: a
+ * 64 MiB sequential write grows AnonPages and the memory cgroup's anon by
+ * the same amount with prefault on as off (to within one window), moves
+ * no file LRU counter, and lowers MemAvailable as much (counting the free
+ * pages of the per-cpu lists as available too, since the allocations
+ * drain them first).
+ */
+static void test_accounting(const char *name)
+{
+	const long win_kb = DEF_MAX_PAGES * pagesize / 1024;
+	const long len_kb = ACCT_LEN / 1024;
+	struct acct d[2];
+	const char *err;
+	bool ok = true;
+	int enable;
+
+	err = cgroup_setup();
+	if (err) {
+		ksft_test_result_skip("%s: %s\n", name, err);
+		return;
+	}
+	for (enable = 1; enable >= 0; enable--) {
+		struct acct a0, a1;
+		struct hs_child c;
+		int status;
+		char b;
+
+		set_prefault(enable, DEF_MAX_PAGES);
+		cgroup_remove();
+		if (mkdir(CGROUP_TEST, 0755))
+			ksft_exit_fail_perror("mkdir " CGROUP_TEST);
+		c = hs_fork(acct_child, "accounting");
+		read_acct(&a0);
+		if (write(c.go, "g", 1) != 1 || read(c.ready, &b, 1) != 1)
+			ksft_exit_fail_msg("accounting child died while writing\n");
+		read_acct(&a1);
+		status = hs_wait(&c);
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			tmsg(name, "anon_prefault=%d: child status %#x\n",
+			     enable, status);
+			ok = false;
+		}
+		cgroup_remove();
+		d[enable].anon = a1.anon - a0.anon;
+		d[enable].inactive_file = a1.inactive_file - a0.inactive_file;
+		d[enable].file = a1.file - a0.file;
+		/* Free pages taken from per-cpu lists are gone too. */
+		d[enable].available = a1.available - a0.available +
+				      a1.pcp - a0.pcp;
+		d[enable].cg_anon = a1.cg_anon - a0.cg_anon;
+		d[enable].cg_inactive_file = a1.cg_inactive_file -
+					     a0.cg_inactive_file;
+		d[enable].cg_file = a1.cg_file - a0.cg_file;
+		tmsg(name,
+		     "anon_prefault=%d, %ld kB written: AnonPages %+ld kB, Inactive(file) %+ld kB, file LRU %+ld kB, MemAvailable (with per-cpu free lists) %+ld kB; memcg anon %+ld kB, inactive_file %+ld kB, file %+ld kB\n",
+		     enable, len_kb, d[enable].anon, d[enable].inactive_file,
+		     d[enable].file, d[enable].available, d[enable].cg_anon,
+		     d[enable].cg_inactive_file, d[enable].cg_file);
+	}
+	set_prefault(1, DEF_MAX_PAGES);
+
+	/* The cgroup's anon is the child's: exactly the region, +- a window. */
+	for (enable = 1; enable >= 0; enable--) {
+		if (labs(d[enable].cg_anon - len_kb) > win_kb) {
+			tmsg(name, "anon_prefault=%d: memcg anon %+ld kB, expected %ld kB +- %ld\n",
+			     enable, d[enable].cg_anon, len_kb, win_kb);
+			ok = false;
+		}
+	}
+	if (labs(d[1].anon - d[0].anon) > win_kb) {
+		tmsg(name,
+		     "AnonPages grew by %ld kB with prefault, %ld kB without: more than one window apart\n",
+		     d[1].anon, d[0].anon);
+		ok = false;
+	}
+	if (d[1].inactive_file >= 1024 || d[1].file >= 1024 ||
+	    d[1].cg_inactive_file >= 1024 || d[1].cg_file >= 1024) {
+		tmsg(name,
+		     "the file LRU grew with prefault (Inactive(file) %+ld kB, file %+ld kB, memcg %+ld and %+ld kB), expected < 1024 kB\n",
+		     d[1].inactive_file, d[1].file, d[1].cg_inactive_file,
+		     d[1].cg_file);
+		ok = false;
+	}
+	if (d[0].available >= 0 || -d[1].available < -d[0].available * 9 / 10) {
+		tmsg(name,
+		     "MemAvailable %+ld kB with prefault, %+ld kB without: expected a fall of at least 90%% as much\n",
+		     d[1].available, d[0].available);
+		ok = false;
+	}
+	ksft_test_result(ok, "%s\n", name);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 17. reclaim_pageout, 18. reclaim_memcg                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Data must survive reclaim of pages mapped ahead whatever wrote it: a CPU
+ * store, read() from a pipe, pread() from a file, process_vm_writev() from
+ * another process, and a device writing through an io_uring fixed buffer
+ * (pinned by pin_user_pages(), filled by an O_DIRECT read from a RAM disk,
+ * unpinned without a store through the page tables). Each path fills a
+ * fresh region of RP_PAGES pages whose first RP_INIT pages the program
+ * initialised itself first, so that faults mapped pages after them ahead.
+ * Swap on a RAM disk (AP_SWAP_DEV) lets reclaim move written anonymous
+ * pages out and back; the O_DIRECT source is AP_DIO_DEV.
+ */
+#define AP_DIO_DEV	"/dev/ram1"
+#define RP_PAGES	(PMD_SZ / pagesize)
+#define RP_LEN		PMD_SZ
+#define RP_INIT		10
+#define RP_WORD(tag, page, w) \
+	((uint64_t)(tag) << 56 | (uint64_t)(page) << 16 | (uint64_t)(w))
+
+enum rp_path { RP_STORE, RP_READ, RP_PREAD, RP_VM_WRITEV, RP_IO_URING,
+	       NR_RP_PATHS };
+
+static const char * const rp_names[NR_RP_PATHS] = {
+	"store", "read", "pread", "process_vm_writev", "io_uring",
+};
+
+/* Fill @pages pages at @p with the pattern of @tag. */
+static void rp_fill(char *p, unsigned long pages, unsigned int tag)
+{
+	const unsigned long words = pagesize / sizeof(uint64_t);
+	unsigned long i, w;
+
+	for (i = 0; i < pages; i++)
+		for (w = 0; w < words; w++)
+			((uint64_t *)(p + i * pagesize))[w] =
+				RP_WORD(tag, i, w);
+}
+
+/* Pages of the region at @p that do not hold the pattern of @tag. */
+static unsigned long rp_bad_pages(const char *name, const char *what,
+				  char *p, unsigned int tag)
+{
+	const unsigned long words = pagesize / sizeof(uint64_t);
+	unsigned long i, w, bad = 0;
+
+	for (i = 0; i < RP_PAGES; i++) {
+		const uint64_t *q = (const uint64_t *)(p + i * pagesize);
+
+		for (w = 0; w < words; w++)
+			if (q[w] != RP_WORD(tag, i, w))
+				break;
+		if (w == words)
+			continue;
+		if (!bad)
+			tmsg(name, "%s: page %lu word %lu is %#llx, expected %#llx\n",
+			     what, i, w, (unsigned long long)q[w],
+			     (unsigned long long)RP_WORD(tag, i, w));
+		bad++;
+	}
+	return bad;
+}
+
+/*
+ * The program initialises the first RP_INIT pages of the fresh region at
+ * @p; returns how many pages after them its faults mapped ahead, which
+ * rp_ahead() predicts.
+ */
+static unsigned long rp_prepare(char *p)
+{
+	reset_prediction();
+	rp_fill(p, RP_INIT, 0xa0);
+	return count_populated(p, RP_INIT, RP_PAGES);
+}
+
+/* Pages rp_prepare() maps ahead in a PMD aligned region (map_region()). */
+static unsigned long rp_ahead(int enable)
+{
+	if (!enable)
+		return 0;
+	return model_seq(NULL, RP_PAGES, 0, RP_INIT, DEF_MAX_PAGES,
+			 false).end - RP_INIT;
+}
+
+/* A child writes RP_LEN bytes of @src to the pipe that read() empties. */
+static int rp_read(char *p, const char *src)
+{
+	size_t done = 0;
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		close(fds[0]);
+		while (done < RP_LEN) {
+			n = write(fds[1], src + done, RP_LEN - done);
+			if (n <= 0)
+				_exit(1);
+			done += n;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	while (done < RP_LEN) {
+		n = read(fds[0], p + done, RP_LEN - done);
+		if (n <= 0)
+			break;
+		done += n;
+	}
+	close(fds[0]);
+	if (waitpid(pid, &status, 0) != pid || status || done != RP_LEN)
+		return -1;
+	return 0;
+}
+
+static int rp_pread(char *p, const char *src)
+{
+	int fd, ret = -1;
+
+	fd = memfd_create("anon_prefault", 0);
+	if (fd < 0)
+		return -1;
+	if (pwrite(fd, src, RP_LEN, 0) == (ssize_t)RP_LEN &&
+	    pread(fd, p, RP_LEN, 0) == (ssize_t)RP_LEN)
+		ret = 0;
+	close(fd);
+	return ret;
+}
+
+/* Another process writes @src into this one's region at @p. */
+static int rp_vm_writev(char *p, const char *src)
+{
+	struct iovec local = { (void *)src, RP_LEN }, remote = { p, RP_LEN };
+	pid_t parent = getpid(), pid;
+	int status;
 
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
 	if (pid < 0)
-		ksft_exit_fail_perror("fork");
-	if (!pid) {
-		close(pagemap_fd);
-		pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
-		if (pagemap_fd < 0)
-			_exit(2);
-		p = map_region(pages * pagesize);
-		if (madvise(p, pages * pagesize, MADV_SEQUENTIAL))
-			_exit(2);
-		clear_softdirty();
-		poke(p, 1);
-		poke(p + 3 * pagesize, 3);
-		if (!populated(p, 3) || !pagemap_is_softdirty(pagemap_fd, p) ||
-		    !pagemap_is_softdirty(pagemap_fd, p + 3 * pagesize)) {
-			tmsg(name,
-			     "after clear_refs, written pages 0 and 3 (populated %d): soft-dirty %d and %d, expected 1 and 1\n",
-			     populated(p, 3), pagemap_is_softdirty(pagemap_fd, p),
-			     pagemap_is_softdirty(pagemap_fd, p + 3 * pagesize));
-			_exit(1);
-		}
-		_exit(0);
+		return -1;
+	if (!pid)
+		_exit(process_vm_writev(parent, &local, 1, &remote, 1, 0) !=
+		      (ssize_t)RP_LEN);
+	if (waitpid(pid, &status, 0) != pid || status)
+		return -1;
+	return 0;
+}
+
+static int uring_setup(unsigned int entries, struct io_uring_params *par)
+{
+	return syscall(__NR_io_uring_setup, entries, par);
+}
+
+static int uring_enter(int fd, unsigned int submit, unsigned int wait)
+{
+	return syscall(__NR_io_uring_enter, fd, submit, wait,
+		       IORING_ENTER_GETEVENTS, NULL, 0);
+}
+
+static int uring_register(int fd, unsigned int op, void *arg,
+			  unsigned int nr)
+{
+	return syscall(__NR_io_uring_register, fd, op, arg, nr);
+}
+
+/*
+ * Register the region as an io_uring fixed buffer, read RP_LEN bytes of
+ * @src into it from AP_DIO_DEV with O_DIRECT (IORING_OP_READ_FIXED), and
+ * unregister it. The device writes the pages through the pin: no store
+ * through the page tables dirties their PTEs.
+ */
+static int rp_io_uring(char *p, const char *src)
+{
+	struct io_uring_params par = { 0 };
+	struct iovec iov = { p, RP_LEN };
+	size_t sq_len, cq_len, sqe_len;
+	char *sq = MAP_FAILED, *cq = MAP_FAILED;
+	struct io_uring_sqe *sqe = MAP_FAILED;
+	struct io_uring_cqe *cqe;
+	int ring = -1, dev, ret = -1;
+	unsigned int tail, head;
+
+	dev = open(AP_DIO_DEV, O_RDWR);
+	if (dev < 0)
+		return -1;
+	if (pwrite(dev, src, RP_LEN, 0) != (ssize_t)RP_LEN || fsync(dev))
+		goto out;
+	close(dev);
+	dev = open(AP_DIO_DEV, O_RDONLY | O_DIRECT);
+	if (dev < 0)
+		return -1;
+	ring = uring_setup(1, &par);
+	if (ring < 0)
+		goto out;
+	sq_len = par.sq_off.array + par.sq_entries * sizeof(unsigned int);
+	cq_len = par.cq_off.cqes + par.cq_entries * sizeof(*cqe);
+	sqe_len = par.sq_entries * sizeof(*sqe);
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
+		  IORING_OFF_SQ_RING);
+	cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
+		  IORING_OFF_CQ_RING);
+	sqe = mmap(NULL, sqe_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
+		   IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqe == MAP_FAILED)
+		goto out;
+	if (uring_register(ring, IORING_REGISTER_BUFFERS, &iov, 1))
+		goto out;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_READ_FIXED;
+	sqe->fd = dev;
+	sqe->addr = (unsigned long)p;
+	sqe->len = RP_LEN;
+	sqe->buf_index = 0;
+	tail = *(unsigned int *)(sq + par.sq_off.tail);
+	((unsigned int *)(sq + par.sq_off.array))
+		[tail & *(unsigned int *)(sq + par.sq_off.ring_mask)] = 0;
+	__atomic_store_n((unsigned int *)(sq + par.sq_off.tail), tail + 1,
+			 __ATOMIC_RELEASE);
+	if (uring_enter(ring, 1, 1) != 1)
+		goto unregister;
+	head = __atomic_load_n((unsigned int *)(cq + par.cq_off.head),
+			       __ATOMIC_ACQUIRE);
+	if (head == __atomic_load_n((unsigned int *)(cq + par.cq_off.tail),
+				    __ATOMIC_ACQUIRE))
+		goto unregister;
+	cqe = (struct io_uring_cqe *)(cq + par.cq_off.cqes) +
+	      (head & *(unsigned int *)(cq + par.cq_off.ring_mask));
+	if (cqe->res == (int)RP_LEN)
+		ret = 0;
+	else
+		errno = cqe->res < 0 ? -cqe->res : EIO;
+	__atomic_store_n((unsigned int *)(cq + par.cq_off.head), head + 1,
+			 __ATOMIC_RELEASE);
+unregister:
+	if (uring_register(ring, IORING_UNREGISTER_BUFFERS, NULL, 0))
+		ret = -1;
+out:
+	if (sqe != MAP_FAILED)
+		munmap(sqe, sqe_len);
+	if (cq != MAP_FAILED)
+		munmap(cq, cq_len);
+	if (sq != MAP_FAILED)
+		munmap(sq, sq_len);
+	if (ring >= 0)
+		close(ring);
+	close(dev);
+	return ret;
+}
+
+/* Write the pattern of @tag into the region at @p by @path. */
+static int rp_write(enum rp_path path, char *p, unsigned int tag)
+{
+	static char *src;
+	int ret;
+
+	if (path == RP_STORE) {
+		rp_fill(p, RP_PAGES, tag);
+		return 0;
 	}
-	if (waitpid(pid, &status, 0) != pid)
-		ksft_exit_fail_perror("waitpid");
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		tmsg(name, "soft-dirty child failed (status %#x)\n", status);
+	if (!src) {
+		src = mmap(NULL, RP_LEN, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (src == MAP_FAILED)
+			ksft_exit_fail_perror("mmap");
+	}
+	rp_fill(src, RP_PAGES, tag);
+	switch (path) {
+	case RP_READ:
+		ret = rp_read(p, src);
+		break;
+	case RP_PREAD:
+		ret = rp_pread(p, src);
+		break;
+	case RP_VM_WRITEV:
+		ret = rp_vm_writev(p, src);
+		break;
+	default:
+		ret = rp_io_uring(p, src);
+		break;
+	}
+	return ret;
+}
+
+/* Pages of the region at @p that are in swap now. */
+static unsigned long rp_swapped(char *p)
+{
+	unsigned long i, n = 0;
+
+	for (i = 0; i < RP_PAGES; i++)
+		n += pagemap_is_swapped(pagemap_fd, p + i * pagesize);
+	return n;
+}
+
+/*
+ * The reclaim tests need swap (on the RAM disk AP_SWAP_DEV unless swap is
+ * active already) and the RAM disk AP_DIO_DEV. False, with the test
+ * reported as skipped, if they cannot be had.
+ */
+static bool rp_usable(const char *name)
+{
+	const char *why = "";
+	int ret;
+
+	if (access(AP_DIO_DEV, R_OK | W_OK)) {
+		ksft_test_result_skip("%s: %s: %s\n", name, AP_DIO_DEV,
+				      strerror(errno));
+		return false;
+	}
+	ret = ap_swap_on(AP_SWAP_DEV, &why);
+	if (ret) {
+		ksft_test_result_skip("%s: needs swap: %s: %s\n", name, why,
+				      strerror(-ret));
 		return false;
 	}
 	return true;
 }
 
 /*
- * vm.anon_prefault_lazyfree = 1 and 2: the pages mapped beyond the
- * faulting ones are reported as LazyFree in smaps until the program writes
- * them, and writing one takes no fault (x86 sets the dirty bit in the page
- * table walk). 0: none is. The PTEs of speculative pages are soft-dirty,
- * so that a write after clear_refs is not missed although it does not
- * fault.
+ * MADV_PAGEOUT: every page of the region, those mapped ahead included, goes
+ * to swap (pagemap says so before anything touches them again) and comes
+ * back with the data the path wrote, prefault on and off. The test runs on
+ * one CPU, whose per-CPU LRU batches MADV_PAGEOUT drains, so that no page
+ * is out of reach of reclaim.
  */
-static void test_lazyfree_smaps(const char *name)
+static void test_reclaim_pageout(const char *name)
 {
-	const unsigned long pages = PMD_SZ / pagesize;
-	const unsigned long kb = pagesize / 1024;
-	const unsigned long written = pages / DEF_MAX_PAGES;
-	bool ok = true, sd = softdirty_supported();
-	int mode;
-
-	if (!lazyfree_usable(name, false))
-		return;
-	for (mode = 0; mode <= 2; mode++) {
-		unsigned long pop, lazy, lazy2, expect;
-		long flt;
-		char *p, c;
-
-		set_prefault(1, DEF_MAX_PAGES);
-		ap_set_lazyfree(mode);
-		p = map_spec_windows(pages, DEF_MAX_PAGES);
-		pop = count_populated(p, 0, pages);
-		lazy = region_smaps_kb(p, "LazyFree");
-		expect = mode ? (pages - written) * kb : 0;
-		if (pop != pages || lazy != expect) {
-			tmsg(name, "%s: populated %lu, LazyFree %lu kB; expected %lu and %lu kB\n",
-			     lazyfree_names[mode], pop, lazy, pages, expect);
-			ok = false;
-		}
-		/* Write page 5 (speculative), read page 6 (speculative). */
-		flt = minflt(RUSAGE_SELF);
-		poke(p + 5 * pagesize, 5);
-		c = peek(p + 6 * pagesize);
-		flt = minflt(RUSAGE_SELF) - flt;
-		if (c) {
-			tmsg(name, "%s: speculative page reads %d\n",
-			     lazyfree_names[mode], c);
-			ok = false;
-		}
-		lazy2 = region_smaps_kb(p, "LazyFree");
-		expect = mode ? lazy - kb : 0;
-		if (lazy2 != expect) {
-			tmsg(name,
-			     "%s: LazyFree %lu kB after a write to a speculative page, expected %lu kB\n",
-			     lazyfree_names[mode], lazy2, expect);
-			ok = false;
-		}
-		if (flt && hw_dirty_bit()) {
-			tmsg(name, "%s: %ld faults writing and reading mapped pages, expected 0\n",
-			     lazyfree_names[mode], flt);
-			ok = false;
-		}
-		unmap_region(p, pages * pagesize);
-	}
-	ap_set_lazyfree(1);
-	if (sd)
-		ok &= lazyfree_softdirty(name);
-	set_prefault(1, DEF_MAX_PAGES);
-	ksft_test_result(ok, "%s%s\n", name, sd ? "" : " (soft-dirty not supported)");
-}
-
-/* ------------------------------------------------------------------------ */
-/* 16. lazyfree_pageout                                                      */
-/* ------------------------------------------------------------------------ */
-
-#define LF_PAT(i)	(0x4c46000000000000ULL | (i))
-#define poke64(addr, val) \
-	__atomic_store_n((unsigned long long *)(addr), (val), __ATOMIC_RELAXED)
-#define peek64(addr) \
-	__atomic_load_n((const unsigned long long *)(addr), __ATOMIC_RELAXED)
-
-/*
- * MADV_PAGEOUT reclaims the pages of a region at once, references
- * ignored. Without swap, only the speculative pages the program never
- * wrote, and the pages it gave up with MADV_FREE, can go: exactly those
- * leave, anon_prefault_reclaimed counts exactly the former, the written
- * ones (by their fault or afterwards) keep their data, and a speculative
- * page that was only read reads zeroes again. With
- * vm.anon_prefault_lazyfree = 0 only the MADV_FREE pages go.
- */
-static void test_lazyfree_pageout(const char *name)
-{
-	const unsigned long pages = PMD_SZ / pagesize;
-	struct ap_vmstat v0, v1;
 	cpu_set_t cpus, old;
 	bool ok = true;
-	int mode;
+	int enable, path;
 
-	if (!lazyfree_usable(name, true))
+	if (!rp_usable(name))
 		return;
-	/* MADV_PAGEOUT drains the LRU batches of this CPU only. */
 	if (sched_getaffinity(0, sizeof(old), &old))
 		ksft_exit_fail_perror("sched_getaffinity");
 	CPU_ZERO(&cpus);
@@ -1969,182 +2577,128 @@ static void test_lazyfree_pageout(const char *name)
 	if (sched_setaffinity(0, sizeof(cpus), &cpus))
 		ksft_exit_fail_perror("sched_setaffinity");
 
-	for (mode = 0; mode <= 2; mode++) {
-		unsigned long i, nwritten = 0, nfreed = 0, gone = 0, lost = 0;
-		unsigned long nonzero = 0, expect;
-		long dreclaimed;
-		bool was_written;
-		char *p;
+	for (enable = 1; enable >= 0; enable--) {
+		for (path = 0; path < NR_RP_PATHS; path++) {
+			unsigned long n, swapped, bad;
+			char what[64];
+			int tries;
+			char *p;
 
-		set_prefault(1, DEF_MAX_PAGES);
-		ap_set_lazyfree(mode);
-		p = map_spec_windows(pages, DEF_MAX_PAGES);
-		/* Write window page 3, read window page 5: no fault either. */
-		for (i = 0; i < pages; i++) {
-			if (i % DEF_MAX_PAGES == 0 || i % DEF_MAX_PAGES == 3) {
-				poke64(p + i * pagesize, LF_PAT(i));
-				nwritten++;
-			} else if (i % DEF_MAX_PAGES == 5) {
-				nonzero += !!peek(p + i * pagesize);
+			snprintf(what, sizeof(what), "anon_prefault=%d %s",
+				 enable, rp_names[path]);
+			set_prefault(enable, DEF_MAX_PAGES);
+			p = map_region(RP_LEN);
+			n = rp_prepare(p);
+			if (n != rp_ahead(enable)) {
+				tmsg(name, "%s: %lu pages mapped ahead, expected %lu\n",
+				     what, n, rp_ahead(enable));
+				ok = false;
 			}
-		}
-		/* Window page 7: given up with MADV_FREE, counted as such. */
-		for (i = 7; i < pages; i += DEF_MAX_PAGES) {
-			if (madvise(p + i * pagesize, pagesize, MADV_FREE))
-				ksft_exit_fail_perror("MADV_FREE");
-			nfreed++;
-		}
-		read_vmstat(&v0);
-		if (madvise(p, pages * pagesize, MADV_PAGEOUT)) {
-			ksft_test_result_skip("%s: MADV_PAGEOUT: %s\n", name,
-					      strerror(errno));
-			unmap_region(p, pages * pagesize);
-			goto out;
-		}
-		read_vmstat(&v1);
-		dreclaimed = v1.reclaimed - v0.reclaimed;
-		/* All of pagemap first: reading a page that left faults. */
-		for (i = 0; i < pages; i++) {
-			was_written = i % DEF_MAX_PAGES == 0 ||
-				      i % DEF_MAX_PAGES == 3;
-			if (!populated(p, i)) {
-				gone++;
-				lost += was_written;
+			if (rp_write(path, p, 0x10 + path)) {
+				tmsg(name, "%s: writing the region failed: %s\n",
+				     what, strerror(errno));
+				ok = false;
+				unmap_region(p, RP_LEN);
+				continue;
 			}
+			swapped = 0;
+			for (tries = 0; tries < 3 && swapped < RP_PAGES; tries++) {
+				if (madvise(p, RP_LEN, MADV_PAGEOUT))
+					ksft_exit_fail_perror("MADV_PAGEOUT");
+				swapped = rp_swapped(p);
+			}
+			bad = rp_bad_pages(name, what, p, 0x10 + path);
+			if (swapped != RP_PAGES || bad) {
+				tmsg(name,
+				     "%s: %lu of %lu pages swapped out, %lu pages with wrong data after\n",
+				     what, swapped, RP_PAGES, bad);
+				ok = false;
+			}
+			unmap_region(p, RP_LEN);
 		}
-		for (i = 0; i < pages; i++) {
-			char *pg = p + i * pagesize;
-
-			was_written = i % DEF_MAX_PAGES == 0 ||
-				      i % DEF_MAX_PAGES == 3;
-			if (was_written &&
-			    peek64(pg) != LF_PAT(i))
-				lost++;
-			else if (!was_written && !range_is_zero(pg, 0, pagesize))
-				nonzero++;
-		}
-		tmsg(name,
-		     "%s: %lu pages, %lu written, %lu MADV_FREE, %lu reclaimed (anon_prefault_reclaimed +%ld)\n",
-		     lazyfree_names[mode], pages, nwritten, nfreed, gone,
-		     dreclaimed);
-		if (lost || nonzero) {
-			tmsg(name,
-			     "%s: %lu written pages lost or changed, %lu unwritten pages not zero\n",
-			     lazyfree_names[mode], lost, nonzero);
-			ok = false;
-		}
-		expect = mode ? pages - nwritten : nfreed;
-		if (gone != expect || dreclaimed != (long)(expect - nfreed)) {
-			tmsg(name, "%s: expected %lu pages reclaimed, %lu counted\n",
-			     lazyfree_names[mode], expect, expect - nfreed);
-			ok = false;
-		}
-		unmap_region(p, pages * pagesize);
 	}
-	ksft_test_result(ok, "%s\n", name);
-out:
 	if (sched_setaffinity(0, sizeof(old), &old))
 		ksft_exit_fail_perror("sched_setaffinity");
-	ap_set_lazyfree(1);
+	ap_swap_off();
 	set_prefault(1, DEF_MAX_PAGES);
+	ksft_test_result(ok, "%s\n", name);
 }
 
-/* ------------------------------------------------------------------------ */
-/* 17. lazyfree_memcg                                                        */
-/* ------------------------------------------------------------------------ */
+#define RPM_MAX		(12 * SZ_1M)	/* memory.max */
+#define RPM_PRESSURE	(32 * SZ_1M)	/* written after the paths */
 
-#define LFM_MAX		(48 * SZ_1M)	/* memory.max */
-#define LFM_HOLDER	(32 * SZ_1M)	/* prefaulted, one page in 16 written */
-#define LFM_PRESSURE	(32 * SZ_1M)	/* written in full */
-
-struct lfm_result {
-	unsigned long mapped;		/* holder: pages mapped before */
-	unsigned long dropped;		/* unwritten pages gone after */
-	unsigned long bad;		/* written pages lost or changed */
-	unsigned long nonzero;		/* unwritten pages not zero */
+struct rpm_result {
+	unsigned long ahead[NR_RP_PATHS];	/* pages mapped ahead */
+	unsigned long swapped[NR_RP_PATHS];	/* pages in swap after */
+	unsigned long bad[NR_RP_PATHS];		/* pages with wrong data */
+	int failed[NR_RP_PATHS];		/* errno of a failed path */
 };
 
 /*
- * The holder: prefault LFM_HOLDER bytes writing one page per window, tell
- * the parent (one byte on @ready), wait for the pressure to be over (one
- * byte on @go), then check what is left.
+ * Child in the test cgroup: fill one region by each path, write
+ * RPM_PRESSURE bytes more than memory.max leaves room for, then count the
+ * regions' pages in swap and check their data.
  */
-static void lfm_holder(int ready, int go, struct lfm_result *r)
+static void rpm_child(struct rpm_result *r)
 {
-	const unsigned long pages = LFM_HOLDER / pagesize;
-	unsigned long i;
-	char *p, c = 0;
-	unsigned char *before;
+	char *p[NR_RP_PATHS], *q;
+	size_t off;
+	int path;
 
-	join_cgroup();
+	join_cgroup(CGROUP_TEST);
 	close(pagemap_fd);
 	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
-	before = calloc(pages, 1);
-	if (pagemap_fd < 0 || !before)
+	if (pagemap_fd < 0)
 		_exit(3);
-	p = map_spec_windows(pages, DEF_MAX_PAGES);
-	for (i = 0; i < pages; i += DEF_MAX_PAGES)
-		poke64(p + i * pagesize, LF_PAT(i));
-	for (i = 0; i < pages; i++) {
-		before[i] = populated(p, i);
-		r->mapped += before[i];
+	for (path = 0; path < NR_RP_PATHS; path++) {
+		p[path] = map_region(RP_LEN);
+		r->ahead[path] = rp_prepare(p[path]);
+		if (rp_write(path, p[path], 0x20 + path))
+			r->failed[path] = errno ? errno : EIO;
 	}
-	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
-		_exit(4);
-	/* All of pagemap first: reading a page that left faults. */
-	for (i = 0; i < pages; i++)
-		if (i % DEF_MAX_PAGES && before[i] && !populated(p, i))
-			r->dropped++;
-	for (i = 0; i < pages; i++) {
-		char *pg = p + i * pagesize;
-
-		if (i % DEF_MAX_PAGES == 0) {
-			if (peek64(pg) != LF_PAT(i))
-				r->bad++;
-		} else if (!range_is_zero(pg, 0, pagesize)) {
-			r->nonzero++;
-		}
+	/*
+	 * get_user_pages() marks what it touches accessed, which keeps the
+	 * regions of the pinning writers on the active list; the program
+	 * says they are cold, as it would of a buffer it is done with.
+	 */
+	for (path = 0; path < NR_RP_PATHS; path++)
+		if (madvise(p[path], RP_LEN, MADV_COLD))
+			_exit(5);
+	q = map_region(RPM_PRESSURE);
+	for (off = 0; off < RPM_PRESSURE; off += pagesize)
+		poke(q + off, 1);
+	for (path = 0; path < NR_RP_PATHS; path++) {
+		if (r->failed[path])
+			continue;
+		r->swapped[path] = rp_swapped(p[path]);
+		r->bad[path] = rp_bad_pages("reclaim_memcg", rp_names[path],
+					    p[path], 0x20 + path);
 	}
+	fflush(stdout);
 	_exit(0);
 }
 
-static const char *exit_str(int status, char *buf, size_t len)
-{
-	if (WIFEXITED(status))
-		snprintf(buf, len, "exit %d", WEXITSTATUS(status));
-	else
-		snprintf(buf, len, "signal %d", WTERMSIG(status));
-	return buf;
-}
-
 /*
- * A memory cgroup without swap: a holder prefaults LFM_HOLDER bytes but
- * writes one page in 16; then a second process writes LFM_PRESSURE bytes
- * in the same cgroup, more than memory.max leaves next to the holder's
- * mapped pages. With prefault off, the holder has only its written pages
- * and nobody is OOM-killed. With clean, lazily freeable speculative pages,
- * reclaim drops enough of the holder's unwritten pages: no OOM kill either,
- * anon_prefault_reclaimed rises by at least the pages that left, and the
- * written pages keep their data. With dirty speculative pages
- * (vm.anon_prefault_lazyfree = 0) nothing can be reclaimed, which the
- * OOM kill shows: the scenario does need the pages to be lazily freeable.
+ * A memory cgroup pushed to its limit: a process fills a region by each
+ * path, advises them MADV_COLD, then writes more than memory.max leaves
+ * room for, so that reclaim swaps the regions out. Nobody is OOM-killed,
+ * every page of the regions went to swap, those mapped ahead included,
+ * and every byte comes back. The process runs on one CPU, so that
+ * MADV_COLD finds every page on the LRU (it drains that CPU's batches).
  */
-static void test_lazyfree_memcg(const char *name)
+static void test_reclaim_memcg(const char *name)
 {
-	static const struct {
-		int enable, lazyfree;
-		bool oom;
-	} runs[] = { { 0, 1, false }, { 1, 1, false }, { 1, 2, false },
-		     { 1, 0, true } };
-	struct lfm_result *r;
+	struct rpm_result *r;
+	cpu_set_t cpus;
 	const char *err;
-	unsigned int k;
 	bool ok = true;
+	int enable, path;
 
-	if (!lazyfree_usable(name, true))
+	if (!rp_usable(name))
 		return;
 	err = cgroup_setup();
 	if (err) {
+		ap_swap_off();
 		ksft_test_result_skip("%s: %s\n", name, err);
 		return;
 	}
@@ -2152,99 +2706,66 @@ static void test_lazyfree_memcg(const char *name)
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (r == MAP_FAILED)
 		ksft_exit_fail_perror("mmap");
-	/* An OOM-killed holder must not take the test down with SIGPIPE. */
-	signal(SIGPIPE, SIG_IGN);
 
-	for (k = 0; k < ARRAY_SIZE(runs); k++) {
-		int ready[2], go[2], hst, pst;
-		char what[64], b1[32], b2[32], c = 0;
-		struct ap_vmstat v0, v1;
-		long oom_kill, dreclaimed;
-		pid_t holder, pressure;
+	for (enable = 1; enable >= 0; enable--) {
+		char buf[32];
+		long oom_kill;
+		int status;
+		pid_t pid;
 
-		snprintf(what, sizeof(what), "anon_prefault=%d lazyfree=%d",
-			 runs[k].enable, runs[k].lazyfree);
-		set_prefault(runs[k].enable, DEF_MAX_PAGES);
-		ap_set_lazyfree(runs[k].lazyfree);
+		set_prefault(enable, DEF_MAX_PAGES);
 		memset(r, 0, sizeof(*r));
 		cgroup_remove();
 		if (mkdir(CGROUP_TEST, 0755))
 			ksft_exit_fail_perror("mkdir " CGROUP_TEST);
-		snprintf(b1, sizeof(b1), "%lu", LFM_MAX);
-		if (ap_write_file(CGROUP_TEST "/memory.max", b1))
+		snprintf(buf, sizeof(buf), "%lu", RPM_MAX);
+		if (ap_write_file(CGROUP_TEST "/memory.max", buf))
 			ksft_exit_fail_msg("cannot set memory.max\n");
-		if (pipe(ready) || pipe(go))
-			ksft_exit_fail_perror("pipe");
 		fflush(stdout);
 		fflush(stderr);
-		holder = fork();
-		if (holder < 0)
+		pid = fork();
+		if (pid < 0)
 			ksft_exit_fail_perror("fork");
-		if (!holder)
-			lfm_holder(ready[1], go[0], r);
-		close(ready[1]);
-		close(go[0]);
-		/* EOF instead of a byte: the holder died before it was ready. */
-		if (read(ready[0], &c, 1) != 1)
-			holder = -holder;
-		read_vmstat(&v0);
-		pressure = fork();
-		if (pressure < 0)
-			ksft_exit_fail_perror("fork");
-		if (!pressure)
-			memcg_child(LFM_PRESSURE);
-		if (waitpid(pressure, &pst, 0) != pressure)
-			ksft_exit_fail_perror("waitpid");
-		read_vmstat(&v1);
-		if (write(go[1], &c, 1) != 1 && errno != EPIPE)
-			ksft_exit_fail_perror("write");
-		close(go[1]);
-		close(ready[0]);
-		if (holder < 0)
-			holder = -holder;
-		if (waitpid(holder, &hst, 0) != holder)
+		if (!pid) {
+			CPU_ZERO(&cpus);
+			CPU_SET(sched_getcpu(), &cpus);
+			if (sched_setaffinity(0, sizeof(cpus), &cpus))
+				_exit(6);
+			rpm_child(r);
+		}
+		if (waitpid(pid, &status, 0) != pid)
 			ksft_exit_fail_perror("waitpid");
 		oom_kill = memcg_events("oom_kill");
-		dreclaimed = v1.reclaimed - v0.reclaimed;
-		tmsg(name,
-		     "%s: holder %s (%lu pages mapped, %lu unwritten ones dropped), pressure %s, oom_kill %ld, anon_prefault_reclaimed +%ld\n",
-		     what, exit_str(hst, b1, sizeof(b1)), r->mapped, r->dropped,
-		     exit_str(pst, b2, sizeof(b2)), oom_kill, dreclaimed);
 		cgroup_remove();
-
-		if (runs[k].oom) {
-			if (oom_kill <= 0) {
-				tmsg(name,
-				     "%s: expected an OOM kill: the scenario exerts no pressure\n",
-				     what);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) || oom_kill) {
+			tmsg(name,
+			     "anon_prefault=%d: child status %#x, oom_kill %ld; expected exit 0 and no OOM kill\n",
+			     enable, status, oom_kill);
+			ok = false;
+			continue;
+		}
+		for (path = 0; path < NR_RP_PATHS; path++) {
+			tmsg(name,
+			     "anon_prefault=%d %s: %lu pages mapped ahead, %lu of %lu swapped out, %lu bad\n",
+			     enable, rp_names[path], r->ahead[path],
+			     r->swapped[path], RP_PAGES, r->bad[path]);
+			if (r->failed[path]) {
+				tmsg(name, "anon_prefault=%d %s: writing the region failed: %s\n",
+				     enable, rp_names[path],
+				     strerror(r->failed[path]));
 				ok = false;
 			}
-			continue;
-		}
-		if (oom_kill || !WIFEXITED(hst) || WEXITSTATUS(hst) ||
-		    !WIFEXITED(pst) || WEXITSTATUS(pst)) {
-			tmsg(name, "%s: expected no OOM kill and exit 0 from both\n",
-			     what);
-			ok = false;
-			continue;
-		}
-		if (r->bad || r->nonzero) {
-			tmsg(name,
-			     "%s: %lu written pages lost or changed, %lu unwritten pages not zero\n",
-			     what, r->bad, r->nonzero);
-			ok = false;
-		}
-		if (runs[k].enable &&
-		    (!r->dropped || dreclaimed < (long)r->dropped)) {
-			tmsg(name,
-			     "%s: expected unwritten pages dropped and anon_prefault_reclaimed to rise by at least as many\n",
-			     what);
-			ok = false;
+			if (r->ahead[path] != rp_ahead(enable) ||
+			    r->swapped[path] != RP_PAGES || r->bad[path]) {
+				tmsg(name,
+				     "anon_prefault=%d %s: expected %lu pages mapped ahead, all swapped out, none bad\n",
+				     enable, rp_names[path], rp_ahead(enable));
+				ok = false;
+			}
 		}
 	}
 	munmap(r, sizeof(*r));
-	signal(SIGPIPE, SIG_DFL);
-	ap_set_lazyfree(1);
+	ap_swap_off();
 	set_prefault(1, DEF_MAX_PAGES);
 	ksft_test_result(ok, "%s\n", name);
 }
@@ -2265,13 +2786,15 @@ static const struct {
 	{ "fork",		test_fork },
 	{ "uffd_missing",	test_uffd_missing },
 	{ "memcg",		test_memcg },
+	{ "memcg_high",		test_memcg_high },
 	{ "threads",		test_threads },
 	{ "sysctl_input",	test_sysctl_input },
 	{ "vmstat",		test_vmstat },
 	{ "mlock_populate",	test_mlock_populate },
-	{ "lazyfree_smaps",	test_lazyfree_smaps },
-	{ "lazyfree_pageout",	test_lazyfree_pageout },
-	{ "lazyfree_memcg",	test_lazyfree_memcg },
+	{ "waste_bound",	test_waste_bound },
+	{ "accounting",		test_accounting },
+	{ "reclaim_pageout",	test_reclaim_pageout },
+	{ "reclaim_memcg",	test_reclaim_memcg },
 };
 
 static void usage(const char *prog)

@@ -22,9 +22,8 @@
  *  - NR_MUTATORS mutator threads: MADV_DONTNEED, MADV_RANDOM/SEQUENTIAL,
  *    mprotect(RWX) and MADV_MERGEABLE/UNMERGEABLE (KSM) of sub-ranges (all
  *    of these split VMAs or zap PTEs while the writers fault),
- *    MADV_PAGEOUT, which drops the speculative pages nobody wrote yet and
- *    must keep every written one, fork() while the writers write, with the
- *    child
+ *    MADV_PAGEOUT, which swaps pages out while windows are mapped around
+ *    them, fork() while the writers write, with the child
  *    checking and rewriting its copy, and, with the arena to themselves,
  *    mmap(MAP_FIXED) of fresh memory, mprotect(PROT_READ), MADV_DONTNEED
  *    and mremap() away and back.
@@ -40,11 +39,11 @@
  * MADV_DONTNEED of the arena overlapped the write (zap_start/zap_end
  * counters), in which case the page is rewritten.
  *
- * The run is split into two phases, anon_prefault_max_pages=31 with
- * speculative pages mapped clean and old (anon_prefault_lazyfree=2) and
- * anon_prefault_max_pages=16 with the defaults.  As root, ksmd is started
- * for the run (and put back as it was).  If /proc/sys/vm/anon_prefault
- * does not exist every case is skipped.
+ * The run is split into two phases, anon_prefault_max_pages=31 and 16.
+ * As root, ksmd is started for the run (and put back as it was), and if no
+ * swap is active, swap is enabled on the RAM disk AP_SWAP_DEV when there is
+ * one (and disabled at the end).  If /proc/sys/vm/anon_prefault does not
+ * exist every case is skipped.
  *
  * Usage: anon_prefault_stress [-h] [-d seconds] [-t threads]
  */
@@ -1011,9 +1010,8 @@ static void op_mprot_x(struct worker *m, struct arena *a)
 }
 
 /*
- * Racing: reclaim a range.  Without swap only the speculative pages nobody
- * wrote can go (and read as zero again); with swap, written pages come back
- * from it.  Either way no written byte may change.
+ * Racing: reclaim a range.  With swap, its pages go to swap and come back
+ * when touched again; no written byte may change.
  */
 static void op_pageout(struct worker *m, struct arena *a)
 {
@@ -1346,6 +1344,21 @@ static void ksm_start(void)
 			die("starting ksmd");
 }
 
+/* The "@key N" line of /proc/vmstat, 0 if absent. */
+static unsigned long vmstat_get(const char *key)
+{
+	static char buf[32768];
+	size_t klen = strlen(key);
+	char *s;
+
+	if (ap_read_file("/proc/vmstat", buf, sizeof(buf)))
+		return 0;
+	for (s = buf; s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
+		if (!strncmp(s, key, klen) && s[klen] == ' ')
+			return strtoul(s + klen + 1, NULL, 10);
+	return 0;
+}
+
 static void ksm_report(void)
 {
 	if (!ksm_ok)
@@ -1394,8 +1407,8 @@ static unsigned long final_check(void)
 	return NR_ARENAS * arena_pages;
 }
 
-static void run_phase(unsigned int phase, int max_pages, int lazyfree,
-		      unsigned int nr_writers, double end)
+static void run_phase(unsigned int phase, int max_pages, unsigned int nr_writers,
+		      double end)
 {
 	unsigned long pages = 0, retries = 0, nops = 0, checked;
 	unsigned long ops[NR_OPS] = { 0 };
@@ -1404,17 +1417,14 @@ static void run_phase(unsigned int phase, int max_pages, int lazyfree,
 	unsigned int i, j;
 
 	set_prefault(1, max_pages);
-	if (ap_saved.have_lazyfree)
-		ap_set_lazyfree(lazyfree);
 	memset(&st, 0, sizeof(st));
 	reports = 0;
 	deadline = end;
 	t0 = now();
 	flt = minflt(RUSAGE_SELF);
 	cflt = minflt(RUSAGE_CHILDREN);
-	ksft_print_msg("[RUN] phase %u: max_pages %d, lazyfree %d, %u+%u threads, %.1f s\n",
-		       phase, max_pages, lazyfree, nr_writers, NR_MUTATORS,
-		       end - t0);
+	ksft_print_msg("[RUN] phase %u: max_pages %d, %u writers, %u mutators, %.1f s\n",
+		       phase, max_pages, nr_writers, NR_MUTATORS, end - t0);
 
 	for (i = 0; i < nr_writers; i++) {
 		writers[i].rng = (seed + 0x9e3779b97f4a7c15ULL * (i + 1) + phase) | 1;
@@ -1497,6 +1507,7 @@ int main(int argc, char **argv)
 	unsigned int nr_writers = DEF_WRITERS, i;
 	long duration = DEF_DURATION;
 	struct sigaction sa = { 0 };
+	unsigned long swpout, swpin;
 	double t0, reserve, end;
 	bool force = false;
 	int opt, ret;
@@ -1566,6 +1577,16 @@ int main(int argc, char **argv)
 	}
 
 	ksm_start();
+	if (have_sysctl) {
+		const char *why = "";
+
+		ret = ap_swap_on(AP_SWAP_DEV, &why);
+		if (ret)
+			ksft_print_msg("no swap (%s: %s): MADV_PAGEOUT cannot move pages\n",
+				       why, strerror(-ret));
+		else
+			ksft_print_msg("swap active: MADV_PAGEOUT swaps pages out\n");
+	}
 
 	sa.sa_sigaction = fatal_signal;
 	sa.sa_flags = SA_SIGINFO;
@@ -1589,9 +1610,14 @@ int main(int argc, char **argv)
 		       pagesize / 1024, NR_ARENAS, ARENA_SZ / SZ_1M);
 	reserve = duration / 30.0;
 	end = t0 + duration - reserve;
-	run_phase(1, 31, 2, nr_writers, t0 + (duration - reserve) / 2);
-	run_phase(2, 16, 1, nr_writers, end);
+	swpout = vmstat_get("pswpout");
+	swpin = vmstat_get("pswpin");
+	run_phase(1, 31, nr_writers, t0 + (duration - reserve) / 2);
+	run_phase(2, 16, nr_writers, end);
 	ksm_report();
+	ksft_print_msg("swap: %lu pages swapped out, %lu swapped in\n",
+		       vmstat_get("pswpout") - swpout,
+		       vmstat_get("pswpin") - swpin);
 
 	ksft_print_msg("fork: %lu children, %lu failed, %lu mismatches reported by them\n",
 		       fork_st.children, fork_st.child_fail, fork_st.child_bad);
@@ -1606,5 +1632,6 @@ int main(int argc, char **argv)
 
 	ap_restore_sysctls();
 	ksm_restore();
+	ap_swap_off();
 	ksft_finished();
 }

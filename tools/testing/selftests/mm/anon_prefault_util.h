@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the anon_prefault selftests: the sysctls, read and
+ * Helpers shared by the anon_prefault selftests: the two sysctls, read and
  * written with one read()/write() each so that the errno of a rejected
  * write can be checked, saved before a test changes them and restored when
- * it exits. vm.anon_prefault_lazyfree is optional (kernels without it get
- * ordinary dirty speculative pages).
+ * it exits; and swap on a RAM disk, for the tests that need reclaim to
+ * move written anonymous pages out of memory and back.
  */
 #ifndef __ANON_PREFAULT_UTIL_H
 #define __ANON_PREFAULT_UTIL_H
@@ -13,13 +13,17 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/swap.h>
 #include "../kselftest.h"
 
 #define SYSCTL_ENABLE		"/proc/sys/vm/anon_prefault"
 #define SYSCTL_MAX_PAGES	"/proc/sys/vm/anon_prefault_max_pages"
-#define SYSCTL_LAZYFREE		"/proc/sys/vm/anon_prefault_lazyfree"
+
+/* The RAM disk (brd) that the tests use as swap if none is active. */
+#define AP_SWAP_DEV		"/dev/ram0"
 
 /* Write @s to @path with a single write(); returns 0 or -errno. */
 static inline int ap_write_file(const char *path, const char *s)
@@ -62,8 +66,6 @@ static inline int ap_read_file(const char *path, char *buf, size_t len)
 static struct {
 	char enable[32];
 	char max_pages[32];
-	char lazyfree[32];
-	bool have_lazyfree;
 	pid_t owner;
 } ap_saved;
 
@@ -78,11 +80,9 @@ static inline void ap_restore_sysctls(void)
 		return;
 	ap_write_file(SYSCTL_MAX_PAGES, ap_saved.max_pages);
 	ap_write_file(SYSCTL_ENABLE, ap_saved.enable);
-	if (ap_saved.have_lazyfree)
-		ap_write_file(SYSCTL_LAZYFREE, ap_saved.lazyfree);
 }
 
-/* Save the sysctls (fatal if unreadable) and restore them at exit. */
+/* Save both sysctls (fatal if unreadable) and restore them at exit. */
 static inline void ap_save_sysctls(void)
 {
 	if (ap_read_file(SYSCTL_ENABLE, ap_saved.enable,
@@ -91,9 +91,6 @@ static inline void ap_save_sysctls(void)
 	if (ap_read_file(SYSCTL_MAX_PAGES, ap_saved.max_pages,
 			 sizeof(ap_saved.max_pages)))
 		ksft_exit_fail_perror("read " SYSCTL_MAX_PAGES);
-	ap_saved.have_lazyfree = !ap_read_file(SYSCTL_LAZYFREE,
-					       ap_saved.lazyfree,
-					       sizeof(ap_saved.lazyfree));
 	ap_saved.owner = getpid();
 	atexit(ap_restore_sysctls);
 }
@@ -115,17 +112,83 @@ static inline void ap_set_sysctls(int enable, int max_pages)
 	}
 }
 
-/* Set vm.anon_prefault_lazyfree; fatal on error. */
-static inline void ap_set_lazyfree(int mode)
-{
-	char buf[16];
-	int ret;
+/* The swap device ap_swap_on() enabled, to be disabled at exit. */
+static char ap_swap_dev[64];
+static pid_t ap_swap_owner;
 
-	snprintf(buf, sizeof(buf), "%d", mode);
-	ret = ap_write_file(SYSCTL_LAZYFREE, buf);
-	if (ret)
-		ksft_exit_fail_msg("writing %s to %s: %s\n", buf,
-				   SYSCTL_LAZYFREE, strerror(-ret));
+/* True if any swap area is active. */
+static inline bool ap_swap_active(void)
+{
+	char buf[4096];
+
+	if (ap_read_file("/proc/swaps", buf, sizeof(buf)))
+		return false;
+	return !!strchr(buf, '\n');
+}
+
+static inline void ap_swap_off(void)
+{
+	if (!ap_swap_dev[0] || getpid() != ap_swap_owner)
+		return;
+	if (swapoff(ap_swap_dev))
+		ksft_print_msg("swapoff %s: %s\n", ap_swap_dev, strerror(errno));
+	ap_swap_dev[0] = '\0';
+}
+
+/*
+ * Make sure swap is active: if none is, write a swap header (version 1,
+ * no bad pages) to the block device @dev, a RAM disk, and swapon() it; it
+ * is swapped off again at exit. Returns 0 or -errno, with @why saying
+ * what failed.
+ */
+static inline int ap_swap_on(const char *dev, const char **why)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	off_t bytes;
+	unsigned int *info;
+	char *hdr;
+	int fd, err = 0;
+
+	if (ap_swap_active())
+		return 0;
+	*why = dev;
+	fd = open(dev, O_RDWR);
+	if (fd < 0)
+		return -errno;
+	hdr = calloc(1, psz);
+	if (!hdr) {
+		close(fd);
+		return -ENOMEM;
+	}
+	bytes = lseek(fd, 0, SEEK_END);
+	if (bytes < 16 * psz) {
+		err = bytes < 0 ? -errno : -ENOSPC;
+		*why = "the size of the device";
+		goto out;
+	}
+	/* struct swap_header_v1_2: version, last_page, nr_badpages. */
+	info = (unsigned int *)(hdr + 1024);
+	info[0] = 1;
+	info[1] = bytes / psz - 1;
+	memcpy(hdr + psz - 10, "SWAPSPACE2", 10);
+	errno = 0;
+	if (pwrite(fd, hdr, psz, 0) != psz || fsync(fd)) {
+		err = errno ? -errno : -EIO;
+		*why = "writing the swap header";
+		goto out;
+	}
+	if (swapon(dev, 0)) {
+		err = -errno;
+		*why = "swapon";
+		goto out;
+	}
+	snprintf(ap_swap_dev, sizeof(ap_swap_dev), "%s", dev);
+	ap_swap_owner = getpid();
+	atexit(ap_swap_off);
+out:
+	free(hdr);
+	close(fd);
+	return err;
 }
 
 #endif /* __ANON_PREFAULT_UTIL_H */
