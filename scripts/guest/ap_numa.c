@@ -20,6 +20,17 @@
  * of the "off" run, or the windows were not active and the comparison
  * proves nothing.
  *
+ * Then node 1 is filled below its high watermark but not below its low one
+ * (by a child bound to it, which holds its pages; vm.watermark_scale_factor
+ * is raised for the test so that the gap between the two is wider than the
+ * batches the per-cpu lists take from the zone, and watermark boosting is
+ * off), while node 0 keeps plenty free, and a writer bound
+ * to node 1 writes a few pages with prefault on: the allocator gives it
+ * its own pages, but no speculative page may come from a zone below its
+ * high watermark, so every page takes its own fault and anon_prefault_page
+ * does not move, whatever node 0 has free. The same writer bound to node
+ * 0 does get windows.
+ *
  * Needs two online NUMA nodes; otherwise, or if /proc/sys/vm/anon_prefault
  * does not exist, every case is skipped.  No libnuma: raw syscalls.
  *
@@ -38,6 +49,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include "ap_util.h"
 
@@ -55,11 +67,15 @@
 #endif
 #define NODE1_DIR		"/sys/devices/system/node/node1"
 
-#define NR_CASES		3
+#define NR_CASES		4
 #define REGION_SIZE		(8UL << 20)
 #define REGION_ALIGN		(2UL << 20)
 #define MAX_PAGES		16
 #define MAX_NODES		64
+#define LW_DESC	"node 1 below its high watermark: no speculative page from it, though node 0 has plenty"
+#define BOOST_FACTOR		"/proc/sys/vm/watermark_boost_factor"
+#define SCALE_FACTOR		"/proc/sys/vm/watermark_scale_factor"
+#define LW_PAGES		24	/* pages the writer writes */
 
 static size_t pagesize;
 /* -f: run without the sysctl (host testing of the logic only). */
@@ -121,7 +137,7 @@ struct policy_case {
 	int want_node;		/* every page on this node, -1: interleave */
 };
 
-static const struct policy_case cases[NR_CASES] = {
+static const struct policy_case cases[NR_CASES - 1] = {
 	{ "MPOL_INTERLEAVE 0,1: same node for every page with prefault on and off",
 	  MPOL_INTERLEAVE, 0x3UL, -1 },
 	{ "MPOL_BIND 1: every page on node 1 with prefault on and off",
@@ -248,6 +264,192 @@ static void test_policy(const struct policy_case *pc, int *on_nodes, int *off_no
 	result(ok, pc->desc);
 }
 
+/* Free pages and watermarks of node @nid's largest zone (/proc/zoneinfo). */
+struct zone_wmark {
+	long free, min, low, high, managed;
+};
+
+static bool node_wmark(int nid, struct zone_wmark *w)
+{
+	static char buf[65536];
+	char head[32], *s, *end;
+	bool found = false;
+
+	if (read_file("/proc/zoneinfo", buf, sizeof(buf)) <= 0)
+		return false;
+	snprintf(head, sizeof(head), "Node %d, zone", nid);
+	memset(w, 0, sizeof(*w));
+	for (s = strstr(buf, head); s; s = strstr(end, head)) {
+		struct zone_wmark z = { 0 };
+		char *l;
+
+		end = strstr(s + 1, "Node ");
+		if (!end)
+			end = s + strlen(s);
+		for (l = s; l && l < end; l = strchr(l, '\n'), l = l ? l + 1 : l) {
+			sscanf(l, "  pages free %ld", &z.free);
+			sscanf(l, " min %ld", &z.min);
+			sscanf(l, " low %ld", &z.low);
+			sscanf(l, " high %ld", &z.high);
+			sscanf(l, " managed %ld", &z.managed);
+		}
+		if (z.managed > w->managed) {
+			*w = z;
+			found = true;
+		}
+	}
+	return found;
+}
+
+/* The "@key" counter of /proc/vmstat. */
+static long vmstat(const char *key)
+{
+	return read_key("/proc/vmstat", key);
+}
+
+/*
+ * Child: write pages of memory bound to node 1 until its zone is below
+ * the high watermark, say so on @ready (its free pages), hold them until
+ * @go closes.
+ */
+static void lw_filler(int ready, int go)
+{
+	const unsigned long mask = 0x2UL, len = 1UL << 30;
+	struct zone_wmark w;
+	unsigned long i;
+	char c;
+	char *p;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED || madvise(p, len, MADV_NOHUGEPAGE) ||
+	    sys_mbind(p, len, MPOL_BIND, &mask, MAX_NODES, 0) ||
+	    !node_wmark(1, &w))
+		_exit(2);
+	for (i = 0; i < len / pagesize; i++) {
+		__atomic_store_n(p + i * pagesize, 1, __ATOMIC_RELAXED);
+		/* Close to the high watermark, look after every page. */
+		if (w.free > w.high + 256 && i % 64)
+			continue;
+		if (!node_wmark(1, &w))
+			_exit(3);
+		if (w.free < w.high)
+			break;
+	}
+	if (write(ready, &w, sizeof(w)) != sizeof(w))
+		_exit(4);
+	while (read(go, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+/*
+ * Write @n pages of a fresh region bound to node @nid, prefault on;
+ * returns the minor faults and the anon_prefault_page and
+ * anon_prefault_fallback deltas, or false.
+ */
+static bool lw_write(int nid, unsigned long n, long *faults, long *pages,
+		     long *fallback)
+{
+	unsigned long mask = 1UL << nid, i;
+	long f0, p0, b0;
+	char *p;
+
+	p = map_region();
+	if (!p || madvise(p, REGION_SIZE, MADV_NOHUGEPAGE) ||
+	    sys_mbind(p, REGION_SIZE, MPOL_BIND, &mask, MAX_NODES, 0)) {
+		diag("mapping the writer's region: %s\n", strerror(errno));
+		return false;
+	}
+	p0 = vmstat("anon_prefault_page");
+	b0 = vmstat("anon_prefault_fallback");
+	f0 = minflt();
+	for (i = 0; i < n; i++)
+		__atomic_store_n(p + i * pagesize, 1, __ATOMIC_RELAXED);
+	*faults = minflt() - f0;
+	*pages = vmstat("anon_prefault_page") - p0;
+	*fallback = vmstat("anon_prefault_fallback") - b0;
+	munmap(p, REGION_SIZE);
+	return true;
+}
+
+static void test_high_wmark(void)
+{
+	long faults, pages, fallback, f0, p0, b0, boost, scale;
+	int ready[2], go[2], status;
+	struct zone_wmark w, w1;
+	bool ok = true;
+	long n;
+	pid_t pid;
+
+	if (pipe(ready) || pipe(go)) {
+		result(false, LW_DESC);
+		return;
+	}
+	boost = read_long(BOOST_FACTOR);
+	scale = read_long(SCALE_FACTOR);
+	if (!set_sysctl(SYSCTL_ENABLE, 0) || !write_long(BOOST_FACTOR, 0) ||
+	    !write_long(SCALE_FACTOR, 1000))
+		ok = false;
+	fflush(stdout);
+	pid = ok ? fork() : -1;
+	if (pid < 0) {
+		ok = false;
+		goto out;
+	}
+	if (!pid) {
+		close(ready[0]);
+		close(go[1]);
+		lw_filler(ready[1], go[0]);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (read(ready[0], &w, sizeof(w)) != sizeof(w)) {
+		diag("the filler of node 1 died\n");
+		ok = false;
+		goto out;
+	}
+	/* The writer's pages, and any window, stay above the low watermark. */
+	n = (w.free - w.low) / 4;
+	if (n > LW_PAGES)
+		n = LW_PAGES;
+	diag("node 1: %ld pages free, min %ld, low %ld, high %ld; writing %ld pages\n",
+	     w.free, w.min, w.low, w.high, n);
+	if (n < 4 || !set_sysctl(SYSCTL_ENABLE, 1) ||
+	    !lw_write(1, n, &faults, &pages, &fallback)) {
+		ok = false;
+		goto out;
+	}
+	node_wmark(1, &w1);
+	diag("bound to node 1: %ld faults for %ld pages, anon_prefault_page +%ld, anon_prefault_fallback +%ld; node 1 free %ld after\n",
+	     faults, n, pages, fallback, w1.free);
+	if (faults != n || pages) {
+		diag("expected %ld faults and no page mapped ahead\n", n);
+		ok = false;
+	}
+	/* The control: node 0 has the room, windows are mapped there. */
+	if (!lw_write(0, n, &f0, &p0, &b0)) {
+		ok = false;
+		goto out;
+	}
+	diag("bound to node 0: %ld faults for %ld pages, anon_prefault_page +%ld\n",
+	     f0, n, p0);
+	if (f0 >= n || !p0) {
+		diag("expected windows on node 0: prefault not active\n");
+		ok = false;
+	}
+out:
+	close(go[1]);
+	close(ready[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (boost >= 0)
+		write_long(BOOST_FACTOR, boost);
+	if (scale > 0)
+		write_long(SCALE_FACTOR, scale);
+	result(ok, LW_DESC);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long nr;
@@ -279,8 +481,9 @@ int main(int argc, char **argv)
 	else if (sys_get_mempolicy(&mode, NULL, 0, NULL, 0))
 		why = "get_mempolicy failed: no NUMA support";
 	if (why) {
-		for (i = 0; i < NR_CASES; i++)
+		for (i = 0; i < NR_CASES - 1; i++)
 			skip(cases[i].desc, why);
+		skip(LW_DESC, why);
 		return 0;
 	}
 
@@ -302,8 +505,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	for (i = 0; i < NR_CASES; i++)
+	for (i = 0; i < NR_CASES - 1; i++)
 		test_policy(&cases[i], on_nodes, off_nodes);
+	test_high_wmark();
 
 	if (old_max > 0)
 		set_sysctl(SYSCTL_MAX_PAGES, old_max);
