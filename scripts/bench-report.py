@@ -4,11 +4,13 @@
 
 Usage: bench-report.py RESULTS_LOG OUTDIR
 Reads the "bench" suite of the guest report, prints per mode the
-seed-style table (medians over rounds), a summary with ratios to "off",
+seed-style table (medians over rounds), a summary with the median of the
+per-round ratios to "off" (min-max, number of rounds),
 sparse-pattern RSS, fork/exec churn, the fragmented-memory case and the
 memory-cgroup pressure case, and
 writes OUTDIR/bench-raw.csv, OUTDIR/bench-summary.csv and, when gnuplot is
 installed, OUTDIR/bench.png (fault/wsec against threads, one line a mode).
+Exits 1 when a mode of a section produced fewer rows than it has rounds.
 """
 import csv
 import os
@@ -80,10 +82,50 @@ def modes_in(rows):
     return [m for m in MODES if any(r['mode'] == m for r in rows)]
 
 
+def round_ratios(rows, mode, key):
+    """Per-round ratios of @key, @mode to off in the same round."""
+    off = {r['round']: num(r[key]) for r in rows if r['mode'] == 'off'}
+    vals = [ratio(num(r[key]), off[r['round']]) for r in rows
+            if r['mode'] == mode and r['round'] in off]
+    return [v for v in vals if v == v]
+
+
+def fmt_ratios(vals):
+    """Median of per-round ratios with min-max and the number of rounds."""
+    if not vals:
+        return '-'
+    return '%.2fx (%.2f-%.2f, %d)' % (statistics.median(vals), min(vals),
+                                      max(vals), len(vals))
+
+
 def seq_at(summary, mode, threads):
     """The sequential-write summary of @mode at @threads, or None."""
     return next((s for s in summary if s['section'] == 'seq' and
                  s['mode'] == mode and s['threads'] == threads), None)
+
+
+def missing_cells(data, churn, pressure, meta):
+    """The (section, mode) cells of the benchmark that produced no data."""
+    modes = meta.get('modes', ' '.join(MODES)).split()
+    rounds = int(meta.get('rounds', '1'))
+    ncpu = int(meta.get('ncpu', '1'))
+    want = [('seq', m, t) for m in modes for t in range(1, ncpu + 1)]
+    want += [('sparse-' + p, m, 1) for p in ('random50', 'stride:2', 'stride:4')
+             for m in ('off', 'on', 'on-max', 'mthp64k')]
+    want += [('frag', m, 1) for m in ('off', 'on', 'mthp64k')]
+    out = []
+    for sec, m, t in want:
+        n = sum(1 for r in data if r['section'] == sec and r['mode'] == m and
+                int(r['threads']) == t)
+        full = 1 if sec.startswith('sparse-') else rounds
+        if n < full:
+            out.append('%s %s %d thread(s): %d of %d rounds' % (sec, m, t, n, full))
+    for name, rows in (('churn', churn), ('pressure', pressure)):
+        for m in ('off', 'on', 'on-max'):
+            n = sum(1 for r in rows if r['mode'] == m)
+            if n < rounds:
+                out.append('%s %s: %d of %d rounds' % (name, m, n, rounds))
+    return out
 
 
 def main():
@@ -98,6 +140,7 @@ def main():
         return 1
     for n in notes:
         print(n)
+    missing = missing_cells(data, churn, pressure, meta)
     seq = [r for r in data if r['section'] == 'seq']
     threads = sorted({int(r['threads']) for r in seq})
     modes = modes_in(seq)
@@ -121,27 +164,31 @@ def main():
             summary.append(dict(section='seq', mode=m, threads=t,
                                 rounds=len(rows), **s))
 
-    print('\nSummary: fault/wsec (pages touched per wall second), ratio to off;'
+    print('\nSummary: fault/wsec (pages touched per wall second, median);'
+          ' median of the per-round ratios to off (min-max, rounds);'
           ' minor faults per page')
-    hdr = 'threads ' + ''.join('%18s' % m for m in modes)
+    hdr = 'threads ' + ''.join('%26s' % m for m in modes)
     print(hdr)
     for t in threads:
-        off = seq_at(summary, 'off', t)
-        base = off['fault_per_wsec'] if off else None
         cells = []
+        rows_t = [r for r in seq if int(r['threads']) == t]
         for m in modes:
             s = seq_at(summary, m, t)
             if s is None:
-                cells.append('%18s' % '-')
+                cells.append('%26s' % '-')
                 continue
-            cells.append('%10.0f (%4.2fx)' % (s['fault_per_wsec'],
-                                              ratio(s['fault_per_wsec'], base)))
+            rr = round_ratios(rows_t, m, 'fault_per_wsec')
+            s['ratio_off'] = statistics.median(rr) if rr else float('nan')
+            s['ratio_min'] = min(rr) if rr else float('nan')
+            s['ratio_max'] = max(rr) if rr else float('nan')
+            cells.append('%26s' % ('%.0f' % s['fault_per_wsec'] if m == 'off'
+                                   else fmt_ratios(rr)))
         print('%7d ' % t + ''.join(cells))
     for t in threads:
         cells = []
         for m in modes:
             s = seq_at(summary, m, t)
-            cells.append('%18s' % ('-' if s is None else
+            cells.append('%26s' % ('-' if s is None else
                                     '%.4f flt/pg' % s['minflt_per_page']))
         print('%7d ' % t + ''.join(cells))
 
@@ -170,13 +217,12 @@ def main():
     if churn:
         print('\nFork/exec churn (short-lived programs touching 256 KiB): '
               'execs/s, medians')
-        base = med([c for c in churn if c['mode'] == 'off'], 'execs_per_s')
         for m in modes_in(churn):
             rows = [c for c in churn if c['mode'] == m]
             e = med(rows, 'execs_per_s')
-            print('%-8s %8.1f execs/s (%4.2fx off), %6.1f minor faults per child,'
-                  ' %d rounds' % (m, e, ratio(e, base),
-                                  med(rows, 'minflt_per_child'), len(rows)))
+            print('%-8s %8.1f execs/s, %s to off, %6.1f minor faults per child'
+                  % (m, e, fmt_ratios(round_ratios(churn, m, 'execs_per_s')),
+                     med(rows, 'minflt_per_child')))
             summary.append(dict(section='churn', mode=m, threads=1,
                                 rounds=len(rows), execs_per_s=e,
                                 minflt_per_child=med(rows, 'minflt_per_child')))
@@ -185,14 +231,13 @@ def main():
     if frag:
         print('\nFragmented memory (every other order-0 page held): '
               'sequential write, 1 thread')
-        base = med([r for r in frag if r['mode'] == 'off'], 'fault_per_wsec')
         for m in modes_in(frag):
             rows = [r for r in frag if r['mode'] == m]
             f = med(rows, 'fault_per_wsec')
-            print('%-8s %10.0f fault/wsec (%4.2fx off), %.4f minor faults/page,'
-                  ' rss/page %.2f' % (m, f, ratio(f, base),
-                                      med(rows, 'minflt_per_page'),
-                                      med(rows, 'rss_per_page')))
+            print('%-8s %10.0f fault/wsec, %s to off, %.4f minor faults/page,'
+                  ' rss/page %.2f' % (m, f, fmt_ratios(round_ratios(
+                      frag, m, 'fault_per_wsec')),
+                      med(rows, 'minflt_per_page'), med(rows, 'rss_per_page')))
             summary.append(dict(section='frag', mode=m, threads=1,
                                 rounds=len(rows), **medians(rows)))
 
@@ -221,7 +266,8 @@ def main():
         for r in data:
             w.writerow([r['section'], r['mode'], r['threads'], r['round']] +
                        [r[k] for k in FIELDS])
-    keys = ['section', 'mode', 'threads', 'rounds'] + FIELDS[:10] + \
+    keys = ['section', 'mode', 'threads', 'rounds', 'ratio_off', 'ratio_min',
+            'ratio_max'] + FIELDS[:10] + \
         ['execs_per_s', 'minflt_per_child'] + PRESSURE[:4] + ['oom_rounds']
     with open(os.path.join(out, 'bench-summary.csv'), 'w', newline='') as fh:
         w = csv.DictWriter(fh, fieldnames=keys, extrasaction='ignore')
@@ -229,6 +275,9 @@ def main():
         for s in summary:
             w.writerow(s)
     print('\nCSV: %s/bench-raw.csv, %s/bench-summary.csv' % (out, out))
+    if missing:
+        print('bench-report: no data for: %s' % ', '.join(missing),
+              file=sys.stderr)
 
     if shutil.which('gnuplot'):
         dat = os.path.join(out, 'bench-plot.dat')
@@ -255,7 +304,7 @@ def main():
             print('Plot: %s' % png)
         else:
             print('gnuplot failed: %s' % r.stderr.strip(), file=sys.stderr)
-    return 0
+    return 1 if missing else 0
 
 
 if __name__ == '__main__':

@@ -5,8 +5,10 @@
 . "$(dirname "$0")/lib.sh"
 
 ensure_packages
+lock_build
 PRISTINE=$(pristine_tree) || exit 1
-mkdir -p "$BUILD"
+step space "checking free space in $BUILD"
+need_space "$BUILD" 2560
 
 # Reuse $SRC when it holds exactly this series on this base.
 stamp=$( (echo "$PRISTINE"; cat "$TOP/series" 2>/dev/null;
@@ -39,8 +41,14 @@ for s in feature; do
 	python3 "$TOP/scripts/parse-results.py" --dump "$s" "$out/results.log" |
 		sed -n 's/^# \{0,1\}//p'
 done | tee "$BUILD/report.txt"
-if grep -q '^data,' "$out/results.log"; then
+if ! [ -f "$SRC/mm/anon_prefault.c" ]; then
+	log "the series has no anon_prefault yet: no benchmark"
+elif ! grep -q '^data,' "$out/results.log"; then
+	python3 "$TOP/scripts/parse-results.py" --dump bench "$out/results.log" | tail -20
+	die "the guest benchmark produced no data (report: $out/results.log)"
+else
 	python3 "$TOP/scripts/bench-report.py" "$out/results.log" "$BUILD" |
-		tee -a "$BUILD/report.txt" || die "bench-report.py failed"
+		tee -a "$BUILD/report.txt" ||
+		die "the benchmark report is incomplete or bench-report.py failed (see above)"
 fi
 log "report: $BUILD/report.txt, console: $out/console.log"

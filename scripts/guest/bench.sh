@@ -5,7 +5,10 @@
 # tables, ratios, CSV and plot; everything else is a "# " comment.
 # Modes: off (sysctl 0, THP never), on (default window), on-max (window
 # PAGEVEC_SIZE), mthp64k (sysctl 0, 64K mTHP always), populate
-# (MADV_POPULATE_WRITE, sysctl 0). Modes alternate inside every round.
+# (MADV_POPULATE_WRITE, sysctl 0). Modes alternate inside every round and
+# their order rotates from round to round; after every mode switch a short
+# run (8 MiB) is made and discarded, so that no measured run is the first
+# one after a sysctl flip.
 
 ROUNDS=${AP_ROUNDS:-5}
 SIZE=${AP_SIZE:-64M}
@@ -34,10 +37,26 @@ mode() {
 	esac
 }
 
+# rotated ROUND MODE...: the modes, starting with the ROUND-th (1-based,
+# wrapping around).
+rotated() {
+	k=$((($1 - 1) % ($# - 1)))
+	shift
+	head="" tail=""
+	i=0
+	for m in "$@"; do
+		if [ $i -lt $k ]; then tail="$tail $m"; else head="$head $m"; fi
+		i=$((i + 1))
+	done
+	echo $head $tail
+}
+
 pft_run() { # section mode threads round [pft args...]
 	sec=$1 m=$2 t=$3 r=$4
 	shift 4
 	flags=$(mode "$m")
+	# shellcheck disable=SC2086
+	[ "$sec" = warmup ] || /ap/pft -S $flags -m 8M -t "$t" >/dev/null 2>&1
 	# shellcheck disable=SC2086
 	out=$(/ap/pft -S $flags "$@") || { echo "# pft failed: $sec $m $*"; return 1; }
 	echo "data,$sec,$m,$t,$r,$out"
@@ -54,6 +73,7 @@ echo "# kernel $(uname -r), sysctl anon_prefault=$(cat $PF) max_pages=$(cat $MAX
 echo "meta,ncpu,$NCPU"
 echo "meta,size,$SIZE"
 echo "meta,rounds,$ROUNDS"
+echo "meta,modes,$MODES"
 
 # Warm-up: the translator is slow on the first round after boot.
 for m in $MODES; do pft_run warmup "$m" 1 0 -m "$SIZE" >/dev/null; done
@@ -63,7 +83,7 @@ r=1
 while [ $r -le "$ROUNDS" ]; do
 	t=1
 	while [ $t -le "$NCPU" ]; do
-		for m in $MODES; do
+		for m in $(rotated "$r" $MODES); do
 			pft_run seq "$m" "$t" "$r" -m "$SIZE" -t "$t"
 		done
 		t=$((t + 1))
@@ -81,8 +101,9 @@ done
 # Fork/exec churn: short-lived programs that touch 256 KiB each.
 r=1
 while [ $r -le "$ROUNDS" ]; do
-	for m in off on on-max; do
+	for m in $(rotated "$r" off on on-max); do
 		mode "$m" >/dev/null
+		/ap/ap_churn 20 256 >/dev/null 2>&1
 		out=$(/ap/ap_churn "$CHURN" 256) || { echo "# churn failed"; continue; }
 		echo "churn,$m,$r,$(echo "$out" | awk '{print $2","$4","$6","$8}')"
 	done
@@ -100,7 +121,7 @@ done
 echo "# fragmented: $(cat /tmp/frag.out)"
 r=1
 while [ $r -le "$ROUNDS" ]; do
-	for m in off on mthp64k; do
+	for m in $(rotated "$r" off on mthp64k); do
 		pft_run frag "$m" 1 "$r" -m "$SIZE"
 	done
 	r=$((r + 1))
@@ -113,7 +134,7 @@ wait $fpid 2>/dev/null
 # with memory.max 48 MiB (no swap).
 r=1
 while [ $r -le "$ROUNDS" ]; do
-	for m in off on on-max; do
+	for m in $(rotated "$r" off on on-max); do
 		mode "$m" >/dev/null
 		out=$(/ap/ap_pressure 48 32 32) || { echo "# pressure failed: $m"; continue; }
 		echo "pressure,$m,$r,$(echo "$out" | awk '{print $2","$4","$6","$8","$10}')"
