@@ -7,8 +7,9 @@ Input: the text the guest wrote on its report port, framed as
 Output lines (tab separated): STATUS<TAB>suite: description
 STATUS is PASS, FAIL or SKIP. A suite whose TAP plan and results disagree,
 or that exited non-zero without a failing result, yields a FAIL line too.
-With --suite NAME, only that suite is reported; with --dump NAME the raw
-text of that suite is printed instead.
+Every suite must print a TAP plan. With --expect A,B,... each named suite
+must be in the report. With --suite NAME, only that suite is reported;
+with --dump NAME the raw text of that suite is printed instead.
 """
 import re
 import sys
@@ -59,7 +60,10 @@ def report(name, s):
         res.append((st, '%s: %s' % (name, desc.strip())))
     if s['rc'] is None:
         res.append(('FAIL', '%s: did not finish (crash or hang)' % name))
-    elif plan is not None and plan != len(res):
+    elif plan is None:
+        res.append(('FAIL', '%s: printed no TAP plan (%d results)' %
+                    (name, len(res))))
+    elif plan != len(res):
         res.append(('FAIL', '%s: planned %d results, got %d' %
                     (name, plan, len(res))))
     elif s['rc'] != 0 and not any(r[0] == 'FAIL' for r in res):
@@ -72,6 +76,9 @@ def report(name, s):
 def main():
     args = sys.argv[1:]
     only = dump = None
+    expect = []
+    if len(args) >= 2 and args[0] == '--expect':
+        expect, args = [e for e in args[1].split(',') if e], args[2:]
     if len(args) >= 2 and args[0] == '--suite':
         only, args = args[1], args[2:]
     elif len(args) >= 2 and args[0] == '--dump':
@@ -91,6 +98,10 @@ def main():
             print('%s\t%s' % (st, desc))
     if only and only not in data:
         print('FAIL\t%s: suite missing from the report' % only)
+    for name in expect:
+        if name not in data:
+            print('FAIL\t%s: suite missing from the report (expected in '
+                  'this boot)' % name)
     return 0
 
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Upstream mm selftests as a regression suite: each binary of /ap/upstream
-# runs with vm.anon_prefault=1, then =0. Each run's output is framed by
+# runs with vm.anon_prefault=1, then =0; on a kernel without the sysctl
+# (the stock baseline, CONFIG_ANON_PREFAULT=n) once, as mode "stock". Each run's output is framed by
 # "@@T BEGIN name on|off" / "@@T END name on|off rc=N secs=S" for the host
 # to compare case by case (scripts/compare-upstream.py). When the two runs
 # of a binary disagree, both run again (up to $AP_UPSTREAM_RETRIES times,
@@ -19,9 +20,13 @@ RETRIES=${AP_UPSTREAM_RETRIES:-2}
 aslr=$(cat /proc/sys/kernel/randomize_va_space)
 echo 0 >/proc/sys/kernel/randomize_va_space
 
-# run NAME LIMIT on|off: one framed run; its result lines go to /tmp/up.MODE
+# run NAME LIMIT on|off|stock: one framed run; its result lines go to
+# /tmp/up.MODE
 run() {
-	echo "$([ "$3" = on ] && echo 1 || echo 0)" >$PF
+	case $3 in
+	on) echo 1 >$PF ;;
+	off) echo 0 >$PF ;;
+	esac
 	start=$(date +%s)
 	timeout "$2" "./$1" </dev/null >/tmp/up.out 2>&1
 	rc=$?
@@ -35,8 +40,16 @@ run() {
 	} >"/tmp/up.$3"
 }
 
-echo "# upstream mm selftests, each with vm.anon_prefault=1 then =0"
 cd /ap/upstream || exit 1
+if ! [ -f $PF ]; then
+	echo "# upstream mm selftests on the stock kernel (no vm.anon_prefault)"
+	while read -r t limit; do
+		[ -x "./$t" ] && run "$t" "${limit:-$LIMIT}" stock
+	done </ap/upstream/LIST
+	echo "$aslr" >/proc/sys/kernel/randomize_va_space
+	exit 0
+fi
+echo "# upstream mm selftests, each with vm.anon_prefault=1 then =0"
 while read -r t limit; do
 	[ -x "./$t" ] || continue
 	try=0

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check that the harness's own checks fail when they should.
+
+Usage: harness-selftest.py TOP
+Feeds made-up guest reports to scripts/parse-results.py and
+scripts/compare-upstream.py, and made-up console lines to the console
+check of scripts/lib.sh, and prints one line per case:
+  PASS<TAB>harness: WHAT
+  FAIL<TAB>harness: WHAT: got ...
+A case passes when the check reaches the verdict it must (FAIL for a
+broken run, PASS for a good one).
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+TOP = sys.argv[1] if len(sys.argv) > 1 else '.'
+
+
+def frame(suite, body, rc=0, end=True):
+    text = '@@AP BEGIN %s\n%s\n' % (suite, body.strip('\n'))
+    if end:
+        text += '@@AP END %s rc=%d\n' % (suite, rc)
+    return text
+
+
+def up_run(name, mode, lines, rc=0, secs=1):
+    return '@@T BEGIN %s %s\n%s\n@@T END %s %s rc=%d secs=%d\n' % (
+        name, mode, lines.strip('\n'), name, mode, rc, secs)
+
+
+GOOD = 'TAP version 13\n1..2\nok 1 a\nok 2 b\n'
+
+
+def run_script(script, args, text, extra=None):
+    with tempfile.TemporaryDirectory() as d:
+        log = os.path.join(d, 'results.log')
+        with open(log, 'w') as f:
+            f.write(text)
+        files = []
+        for name, body in (extra or {}).items():
+            path = os.path.join(d, name)
+            with open(path, 'w') as f:
+                f.write(body)
+            files.append(path)
+        argv = [a.replace('@', d + '/') for a in args]
+        r = subprocess.run([sys.executable, os.path.join(TOP, 'scripts', script)]
+                           + argv + [log], capture_output=True, text=True)
+        return r.stdout
+
+
+def verdict(out):
+    lines = [ln for ln in out.split('\n') if ln]
+    if not lines:
+        return 'none', out
+    return ('FAIL' if any(ln.startswith('FAIL') for ln in lines) else 'PASS'), out
+
+
+CASES = []
+
+
+def case(what, want, script, args, text, extra=None):
+    CASES.append((what, want, script, args, text, extra))
+
+
+# parse-results.py
+case('a suite that passes', 'PASS', 'parse-results.py', [],
+     frame('s', GOOD))
+case('a crash inside a suite (no END line)', 'FAIL', 'parse-results.py', [],
+     frame('s', GOOD, end=False))
+case('a suite without a TAP plan', 'FAIL', 'parse-results.py', [],
+     frame('s', 'ok 1 a\nok 2 b'))
+case('a suite with fewer results than its plan', 'FAIL', 'parse-results.py',
+     [], frame('s', 'TAP version 13\n1..3\nok 1 a\nok 2 b'))
+case('a suite that exits non-zero with only passes', 'FAIL',
+     'parse-results.py', [], frame('s', GOOD, rc=1))
+case('an expected suite missing from the report', 'FAIL', 'parse-results.py',
+     ['--expect', 's,t'], frame('s', GOOD))
+
+# compare-upstream.py
+PAIR = up_run('x', 'on', GOOD) + up_run('x', 'off', GOOD)
+case('an upstream binary with the same results on and off', 'PASS',
+     'compare-upstream.py', [], frame('upstream', PAIR))
+case('an upstream case that differs on and off', 'FAIL',
+     'compare-upstream.py', [], frame('upstream', up_run('x', 'on', GOOD) +
+                                      up_run('x', 'off', GOOD.replace('ok 2', 'not ok 2'))))
+case('an upstream binary that crashes both times without TAP', 'FAIL',
+     'compare-upstream.py', [], frame('upstream', up_run('x', 'on', '', 139) +
+                                      up_run('x', 'off', '', 139)))
+case('an upstream binary stopped by the time limit both times', 'FAIL',
+     'compare-upstream.py', [], frame('upstream', up_run('x', 'on', GOOD, 124) +
+                                      up_run('x', 'off', GOOD, 124)))
+case('an upstream binary with fewer results than its plan', 'FAIL',
+     'compare-upstream.py', [],
+     frame('upstream', up_run('x', 'on', GOOD.replace('1..2', '1..3')) +
+           up_run('x', 'off', GOOD.replace('1..2', '1..3'))))
+FLAKY = up_run('x', 'on', GOOD.replace('ok 2', 'not ok 2')) + \
+    up_run('x', 'off', GOOD) + '@@T RETRY x\n' + PAIR
+case('an upstream pair that agreed only on a retry', 'FAIL',
+     'compare-upstream.py', [], frame('upstream', FLAKY))
+case('... unless the README excuses it', 'PASS', 'compare-upstream.py',
+     ['--readme', '@README'], frame('upstream', FLAKY),
+     {'README': '- upstream: x flaky made-up reason\n'})
+case('an upstream case that fails on =y and passes on the stock kernel',
+     'FAIL', 'compare-upstream.py', ['--stock', '@n.log'],
+     frame('upstream', up_run('x', 'on', GOOD.replace('ok 2', 'not ok 2')) +
+           up_run('x', 'off', GOOD.replace('ok 2', 'not ok 2'))),
+     {'n.log': frame('upstream', up_run('x', 'stock', GOOD))})
+case('an upstream binary that ran on =y but not on the stock kernel', 'FAIL',
+     'compare-upstream.py', ['--stock', '@n.log'], frame('upstream', PAIR),
+     {'n.log': frame('upstream', '# nothing')})
+case('the upstream suite cut short', 'FAIL', 'compare-upstream.py', [],
+     frame('upstream', PAIR, end=False))
+
+# The console check of lib.sh.
+CONSOLE = [
+    'BUG: unable to handle page fault for address: 0000000000000010',
+    'WARNING: CPU: 1 PID: 1 at mm/memory.c:100 do_anonymous_page+0x1/0x2',
+    'rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:',
+    'watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [a:1]',
+    'INFO: task a:1 blocked for more than 120 seconds.',
+    'INFO: trying to register non-static key.',
+    'BUG: Bad page state in process a  pfn:01234',
+    'list_add corruption. prev->next should be next (0000000000000000)',
+    'UBSAN: shift-out-of-bounds in mm/memory.c:1:2',
+    'a: page allocation failure: order:0, mode:0x140dca',
+]
+
+
+def console_check():
+    res = []
+    with tempfile.TemporaryDirectory() as d:
+        log = os.path.join(d, 'console.log')
+        for line in CONSOLE + ['[    1.0] Run /init as init process']:
+            with open(log, 'w') as f:
+                f.write('[    0.1] booting\n[    2.0] %s\n' % line)
+            r = subprocess.run(['bash', '-c', '. "$1/scripts/lib.sh"; console_problems "$2"',
+                                'x', TOP, log], capture_output=True, text=True)
+            want = line in CONSOLE
+            got = bool(r.stdout.strip())
+            res.append(('PASS' if got == want else 'FAIL',
+                        'console check %s "%s"' % ('flags' if want else 'passes',
+                                                    line[:50])))
+    return res
+
+
+def main():
+    for what, want, script, args, text, extra in CASES:
+        got, out = verdict(run_script(script, args, text, extra))
+        if got == want:
+            print('PASS\tharness: %s: %s says %s' % (script, what, want))
+        else:
+            print('FAIL\tharness: %s: %s: want %s, got %s: %s'
+                  % (script, what, want, got, out.strip().replace('\n', ' | ')[:300]))
+    for st, what in console_check():
+        print('%s\tharness: %s' % (st, what))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
