@@ -12,7 +12,7 @@ OBJ_N=$BUILD/obj-n
 JOBS=${JOBS:-$(nproc)}
 SMP=${SMP:-$(nproc)}
 MEM=${MEM:-2G}
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-900}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-}
 KSRC=${KSRC:-}
 DEB_TARBALL=/usr/src/linux-source-6.12.tar.xz
 
@@ -27,6 +27,36 @@ unset QUILT_REFRESH_ARGS QUILT_PUSH_ARGS
 
 CURRENT_STEP=""
 
+# Cleanup on SIGINT/SIGTERM: the temporary directories listed in
+# AP_TMPDIRS are removed, QEMU and the builds (our children) are stopped.
+AP_TMPDIRS=""
+on_signal() {
+	trap - INT TERM
+	log "interrupted: stopping QEMU and builds, removing temporary files"
+	pkill -TERM -P $$ 2>/dev/null
+	pkill -TERM -f "qemu-system-x86_64 .*$BUILD/" 2>/dev/null
+	# shellcheck disable=SC2086
+	[ -n "$AP_TMPDIRS" ] && rm -rf $AP_TMPDIRS
+	exit 130
+}
+trap on_signal INT TERM
+
+# One harness run per build directory at a time ($BUILD/.lock).
+lock_build() {
+	mkdir -p "$BUILD" || die "cannot create $BUILD"
+	exec 8>"$BUILD/.lock"
+	flock -n 8 || die "another make run/test is using $BUILD (lock $BUILD/.lock); wait for it or set BUILD="
+}
+
+# $1 = directory, $2 = MiB it needs free.
+need_space() {
+	local avail
+	avail=$(df -Pm "$1" 2>/dev/null | awk 'NR == 2 { print $4 }')
+	[ -n "$avail" ] || return 0
+	[ "$avail" -ge "$2" ] ||
+		die "$1 has $avail MiB free, this step needs about $2 MiB"
+}
+
 log() { printf '==> %s\n' "$*" >&2; }
 step() { CURRENT_STEP=$1; log "[$1] $2"; }
 die() {
@@ -36,7 +66,8 @@ die() {
 
 # Debian packages the harness needs (python3 may come from elsewhere).
 PKGS="build-essential flex bison bc libelf-dev libssl-dev cpio qemu-system-x86
-busybox-static quilt ccache rsync linux-source-6.12 gnuplot-nox perl git xz-utils"
+busybox-static quilt ccache rsync linux-source-6.12 gnuplot-nox perl git xz-utils
+stress-ng trinity"
 
 ensure_packages() {
 	step deps "checking Debian packages"
@@ -80,6 +111,9 @@ pristine_tree() {
 		[ -d "$KSRC" ] || die "KSRC=$KSRC does not exist"
 		is_kernel_tree "$KSRC" ||
 			die "KSRC=$KSRC is not a Linux 6.12 source tree (no Makefile with VERSION = 6 / PATCHLEVEL = 12 and mm/memory.c)"
+		if [ -f "$KSRC/mm/anon_prefault.c" ] || grep -qs anon_prefault "$KSRC/mm/memory.c"; then
+			die "KSRC=$KSRC already carries the anon-prefault series (mm/anon_prefault.c); point KSRC at an unpatched 6.12 tree"
+		fi
 		(cd "$KSRC" && pwd)
 		return
 	fi
@@ -87,9 +121,13 @@ pristine_tree() {
 	local ver dir
 	ver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || stat -c %Y "$DEB_TARBALL")
 	dir=$AP_CACHE/pristine-$ver
+	mkdir -p "$AP_CACHE" || die "cannot create $AP_CACHE"
+	# Another run may be extracting the same tree: wait for it.
+	exec 7>"$AP_CACHE/.extract.lock"
+	flock 7 || die "cannot lock $AP_CACHE/.extract.lock"
 	if ! [ -f "$dir/.complete" ]; then
 		step extract "extracting $DEB_TARBALL into $dir (once)"
-		mkdir -p "$AP_CACHE" || die "cannot create $AP_CACHE"
+		need_space "$AP_CACHE" 2048
 		rm -rf "$dir.tmp"
 		mkdir -p "$dir.tmp"
 		tar -xJf "$DEB_TARBALL" -C "$dir.tmp" --strip-components=1 ||
@@ -98,6 +136,7 @@ pristine_tree() {
 		rm -rf "$dir"
 		mv "$dir.tmp" "$dir" && touch "$dir/.complete"
 	fi
+	exec 7>&-
 	echo "$dir"
 }
 
@@ -165,18 +204,34 @@ configure_kernel() {
 	fi
 }
 
-# $1 = object dir. Builds bzImage (warnings are errors for the files we add).
+# The source files the series touches (from the patches' +++ lines).
+series_files() {
+	local p
+	for p in $(series_patches); do
+		[ -f "$TOP/patches/$p" ] && sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$TOP/patches/$p"
+	done | sort -u
+}
+
+# $1 = object dir. Builds bzImage; a compiler warning in any file the series
+# touches is an error. A failed build leaves no bzImage behind, so that no
+# later step boots the kernel of an earlier build.
 build_kernel() {
-	local obj=$1
+	local obj=$1 f pat=""
 	local cc="gcc"
 	command -v ccache >/dev/null && cc="ccache gcc"
 	make -C "$SRC" O="$obj" -j"$JOBS" CC="$cc" bzImage >"$obj/build.log" 2>&1
 	local rc=$?
 	if [ $rc -ne 0 ]; then
 		grep -E 'error|Error' "$obj/build.log" | head -30 >&2
+		rm -f "$obj/arch/x86/boot/bzImage"
 		return 1
 	fi
-	if grep -E '(mm/anon_prefault|anon_prefault\.h|mm/memory\.c).*warning:' "$obj/build.log" >&2; then
+	for f in $(series_files); do
+		case $f in *.c|*.h) pat="$pat|$(printf '%s' "$f" | sed 's/[.]/[.]/g')" ;; esac
+	done
+	if [ -n "$pat" ] &&
+	   grep -E "(^|/)(${pat#|}):[0-9]+(:[0-9]+)?: warning:" "$obj/build.log" >&2; then
+		rm -f "$obj/arch/x86/boot/bzImage"
 		return 1
 	fi
 	return 0
@@ -235,22 +290,61 @@ build_upstream_tests() {
 		KHDR_INCLUDES="-isystem $obj/usr/include" LDFLAGS=-static \
 		-j"$JOBS" -k $targets >"$out/build.log" 2>&1
 	: >"$out/LIST"
+	UPSTREAM_FAILED_BUILD=""
 	for t in $UPSTREAM_TESTS; do
 		if [ -x "$out/$t" ]; then
 			echo "$t${UPSTREAM_LIMIT[$t]:+ ${UPSTREAM_LIMIT[$t]}}" >>"$out/LIST"
 		else
 			log "upstream selftest $t did not build (see $out/build.log)"
+			UPSTREAM_FAILED_BUILD="$UPSTREAM_FAILED_BUILD $t"
 		fi
 	done
 	[ -s "$out/LIST" ] || die "no upstream mm selftest could be built"
-	rm -f "$out"/*.o "$out/build.log"
+	rm -f "$out"/*.o
+	# The log stays for a test that did not build; the guest needs none.
+	[ -n "$UPSTREAM_FAILED_BUILD" ] || rm -f "$out/build.log"
 }
 
-# $1 = program dir, $2 = output cpio.gz
+# Debian's programs the external stress runs in the guest (make test).
+EXTERNAL_PROGRAMS="/usr/bin/stress-ng /usr/bin/trinity"
+
+# $1 = initramfs root, $2... = dynamically linked programs of the host:
+# copies each into /usr/bin with the shared libraries ldd names.
+copy_host_programs() {
+	local root=$1 prog lib
+	shift
+	for prog in "$@"; do
+		[ -x "$prog" ] || die "$prog missing (see PKGS in scripts/lib.sh)"
+		install -D -m 755 "$prog" "$root/usr/bin/$(basename "$prog")" ||
+			die "cannot copy $prog"
+		for lib in $(ldd "$prog" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
+					     $1 ~ /^\// { print $1 }'); do
+			[ -f "$root$lib" ] && continue
+			install -D -m 755 "$(readlink -f "$lib")" "$root$lib" ||
+				die "cannot copy $lib (needed by $prog)"
+		done
+		[ -n "$(ldd "$prog" | grep 'not found')" ] &&
+			die "$prog: a shared library is missing on this machine"
+	done
+	return 0
+}
+
+# $1 = program dir, $2 = output cpio.gz, $3... = host programs to add
+# (copy_host_programs).
 make_initramfs() {
 	local progs=$1 out=$2 root
+	shift 2
 	root=$(mktemp -d "$BUILD/initramfs.XXXXXX")
+	AP_TMPDIRS="$AP_TMPDIRS $root"
 	mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,root,etc,usr/bin,ap}
+	chmod 755 "$root"
+	chmod 1777 "$root/tmp"
+	# root, and an unprivileged user for trinity.
+	printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' \
+		'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' \
+		'ap:x:1000:1000:ap:/tmp:/bin/sh' >"$root/etc/passwd"
+	printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' 'ap:x:1000:' >"$root/etc/group"
+	[ $# -gt 0 ] && copy_host_programs "$root" "$@"
 	cp /bin/busybox "$root/bin/busybox"
 	local a
 	for a in $(/bin/busybox --list); do
@@ -260,7 +354,7 @@ make_initramfs() {
 	chmod 755 "$root/init"
 	cp -r "$TOP/scripts/guest/." "$root/ap/"
 	cp -r "$progs"/. "$root/ap/"
-	rm -f "$root"/ap/*.log "$root"/ap/*.c "$root"/ap/*.h
+	rm -f "$root"/ap/*.log "$root"/ap/*/*.log "$root"/ap/*.c "$root"/ap/*.h
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out" ||
 		die "cannot pack initramfs"
 	rm -rf "$root"
@@ -285,20 +379,26 @@ boot_guest() {
 	local kernel=$1 initrd=$2 out=$3 job=$4
 	mkdir -p "$out"
 	rm -f "$out/console.log" "$out/results.log"
-	local accel
+	local accel limit=$BOOT_TIMEOUT t0
+	# The test and debug jobs run the upstream selftests (each pair may be
+	# run three times), the stress tests and stress-ng: 30 minutes; the
+	# others 15.
+	[ -n "$limit" ] || case $job in test|debug) limit=1800 ;; *) limit=900 ;; esac
 	accel=$(qemu_accel)
-	log "booting ($job): qemu $accel -smp $SMP -m $MEM, timeout ${BOOT_TIMEOUT}s, console in $out/console.log"
+	log "booting ($job): qemu $accel -smp $SMP -m $MEM, timeout ${limit}s, console in $out/console.log"
+	t0=$(date +%s)
 	# shellcheck disable=SC2086
-	timeout --foreground -k 10 "$BOOT_TIMEOUT" qemu-system-x86_64 $accel \
+	timeout --foreground -k 10 "$limit" qemu-system-x86_64 $accel \
 		-smp "$SMP" -m "$MEM" -nodefaults -display none -no-reboot \
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 ap.job=$job ${GUEST_APPEND:-}" \
 		-serial "file:$out/console.log" -serial "file:$out/results.log" \
 		</dev/null >"$out/qemu.log" 2>&1
 	local rc=$?
+	log "guest ($job) ran $(( $(date +%s) - t0 ))s"
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		printf 'guest did not finish within %ss (hung?); last 50 console lines:\n' \
-			"$BOOT_TIMEOUT" >&2
+			"$limit" >&2
 		tail -n 50 "$out/console.log" >&2
 		return 124
 	fi
@@ -315,7 +415,7 @@ boot_guest() {
 }
 
 # Kernel reports that fail a run wherever they appear on the console.
-CONSOLE_BAD='BUG:|WARNING:|Oops|KASAN|UBSAN|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|page allocation failure'
+CONSOLE_BAD='BUG:|WARNING:|Oops|KASAN|UBSAN|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|blocked for more than|hung_task|soft lockup|rcu.*stall|non-static key|Bad page|list_add corruption|list_del corruption|page allocation failure'
 
 # $CONSOLE_ALLOW (an extended regex) names expected lines of one boot.
 console_problems() {

@@ -25,11 +25,19 @@ on_exit() {
 trap on_exit EXIT
 
 ensure_packages
+lock_build
 PRISTINE=$(pristine_tree) || exit 1
-mkdir -p "$BUILD"
+step space "checking free space in $BUILD"
+need_space "$BUILD" 3072
 PATCHES=$(series_patches)
 NPATCH=$(printf '%s' "$PATCHES" | grep -c . || true)
 START=$(date +%s)
+
+# 0. The harness's own checks fail on made-up broken runs.
+step harness "checking that the harness's checks fail when they should"
+while IFS=$'\t' read -r st desc; do
+	[ "$st" = PASS ] && pass "$desc" || fail "$desc"
+done < <(python3 "$TOP/scripts/harness-selftest.py" "$TOP")
 
 # 1. The series applies to the pristine tree exactly.
 step apply "copying the pristine tree and applying $NPATCH patches"
@@ -118,21 +126,44 @@ log "builds done after $(( $(date +%s) - START ))s"
 
 # 5./6. Boot the kernels; the guest runs the tests.
 step guest "building the guest programs and the initramfs"
+rm -rf "$BUILD/guest"
 build_guest_programs "$OBJ_Y" "$BUILD/guest"
 build_upstream_tests "$OBJ_Y" "$BUILD/guest"
 make_initramfs "$BUILD/guest" "$BUILD/initramfs.cpio.gz"
+# The boots that run the external stress carry stress-ng and trinity too.
+# shellcheck disable=SC2086
+make_initramfs "$BUILD/guest" "$BUILD/initramfs-ext.cpio.gz" $EXTERNAL_PROGRAMS
 
-# Counts every TAP result of the report as one check, "$1: ..." each.
+# README-listed SKIPs allowed on a =y kernel, lines "- skip: SUITE WORD why":
+# prints the reason when $1 ("SUITE: description") names WORD.
+skip_allowed() {
+	local suite word why
+	while read -r suite word why; do
+		case $1 in "$suite: "*"$word"*) echo "$why"; return 0 ;; esac
+	done < <(sed -n 's/^- skip: //p' "$TOP/README")
+	return 1
+}
+
+# count_results LABEL LOG [SUITES]: counts every TAP result of the report
+# as one check, "LABEL: ..." each; SUITES (comma separated) must all be
+# in the report. On a =y kernel a SKIP is a FAIL unless the README lists
+# it: a test that cannot run there proves nothing.
 count_results() {
-	local label=$1 log=$2 st desc
+	local label=$1 log=$2 expect=${3:-} st desc why
 	while IFS=$'\t' read -r st desc; do
 		case $st in
 		PASS) pass "$label: $desc" ;;
-		SKIP) skip "$label: $desc" ;;
+		SKIP)
+			if [ "$label" = guest-n ]; then
+				skip "$label: $desc"
+			elif why=$(skip_allowed "$desc"); then
+				skip "$label: $desc (README: $why)"
+			else
+				fail "$label: $desc (a SKIP on the =y kernel; the README must list it to allow it)"
+			fi ;;
 		*) fail "$label: $desc" ;;
 		esac
-	done < <(python3 "$TOP/scripts/parse-results.py" "$log"
-		 [ "$label" = guest-y ] && python3 "$TOP/scripts/compare-upstream.py" "$log")
+	done < <(python3 "$TOP/scripts/parse-results.py" --expect "$expect" "$log")
 }
 
 # boot_and_check LABEL OBJ JOB [VAR=value...]: boot, check the console,
@@ -147,7 +178,7 @@ boot_and_check() {
 		return 1
 	fi
 	if ([ $# -eq 0 ] || export "$@"; boot_guest "$obj/arch/x86/boot/bzImage" \
-		"$BUILD/initramfs.cpio.gz" "$out" "$job"); then
+		"${INITRD:-$BUILD/initramfs.cpio.gz}" "$out" "$job"); then
 		pass "$label: guest booted and reported DONE"
 	else
 		fail "$label: guest failed (see $out/console.log)"
@@ -166,11 +197,24 @@ boot_and_check() {
 HAS_FEATURE=0
 [ -f "$SRC/mm/anon_prefault.c" ] && HAS_FEATURE=1
 
+# The suites a job must report (scripts/guest/jobs.sh), $1 = job.
+suites_of() {
+	local s="smoke,feature"
+	[ $HAS_FEATURE = 1 ] || { echo "$s"; return; }
+	case $1 in
+	test) echo "$s,anon_prefault,upstream,anon_prefault_stress,stress-ng" ;;
+	test-n) echo "$s,anon_prefault,upstream,anon_prefault_stress" ;;
+	debug) echo "$s,anon_prefault,anon_prefault_stress,stress-ng,trinity" ;;
+	limits) echo "$s,oom,numa" ;;
+	esac
+}
+
 # =y: the kselftests, the race stress test at -smp 4, the upstream mm
 # selftests on and off.
-if boot_and_check guest-y "$OBJ_Y" test SMP="${TEST_SMP:-4}" \
-	GUEST_APPEND="ap.stress=${STRESS_SECS:-30}"; then
-	count_results guest-y "$BUILD/boot-guest-y/results.log"
+if INITRD=$BUILD/initramfs-ext.cpio.gz boot_and_check guest-y "$OBJ_Y" test \
+	SMP="${TEST_SMP:-4}" GUEST_APPEND="ap.stress=${STRESS_SECS:-30} ap.sng=${SNG_SECS:-20}"; then
+	count_results guest-y "$BUILD/boot-guest-y/results.log" \
+		"$(suites_of test)"
 	if [ $HAS_FEATURE = 1 ] &&
 	   ! grep -q 'feature present' "$BUILD/boot-guest-y/results.log"; then
 		fail "guest-y: vm.anon_prefault missing from the =y kernel"
@@ -179,10 +223,13 @@ fi
 
 # =n: the kernel boots, the sysctl is absent, the feature's tests SKIP.
 if boot_and_check guest-n "$OBJ_N" test; then
-	res=$(python3 "$TOP/scripts/parse-results.py" "$BUILD/boot-guest-n/results.log")
+	res=$(python3 "$TOP/scripts/parse-results.py" --expect "$(suites_of test-n)" \
+		"$BUILD/boot-guest-n/results.log")
 	while IFS=$'\t' read -r st desc; do
 		case $desc in
 		smoke:*) [ "$st" = PASS ] && pass "guest-n: $desc" || fail "guest-n: $desc" ;;
+		*": suite missing"*|*": did not finish"*|*": printed no TAP plan"*|*": planned "*)
+			fail "guest-n: $desc" ;;
 		esac
 	done <<<"$res"
 	if [ $HAS_FEATURE = 1 ]; then
@@ -205,6 +252,24 @@ if boot_and_check guest-n "$OBJ_N" test; then
 	fi
 fi
 
+# The upstream mm selftests: the same results with the sysctl on and off,
+# and nothing that passes on the stock (=n) kernel fails on =y.
+if [ $HAS_FEATURE = 1 ] && [ -f "$BUILD/boot-guest-y/results.log" ]; then
+	stock=()
+	[ -f "$BUILD/boot-guest-n/results.log" ] &&
+		stock=(--stock "$BUILD/boot-guest-n/results.log")
+	while IFS=$'\t' read -r st desc; do
+		case $st in
+		PASS) pass "guest-y: $desc" ;;
+		*) fail "guest-y: $desc" ;;
+		esac
+	done < <(python3 "$TOP/scripts/compare-upstream.py" --readme "$TOP/README" \
+		"${stock[@]}" "$BUILD/boot-guest-y/results.log")
+	for t in $UPSTREAM_FAILED_BUILD; do
+		fail "guest-y: upstream: $t: did not build (see $BUILD/guest/upstream/build.log)"
+	done
+fi
+
 # OOM and NUMA placement: the =y kernel in a small guest with two nodes.
 # The stock kernel may warn when an OOM victim's own faulting page (the
 # zeroed movable folio of do_anonymous_page) cannot be had; that line is
@@ -213,7 +278,8 @@ OOM_VICTIM_WARNING='page allocation failure: order:0, mode:0x[0-9a-f]+[(]GFP_HIG
 if [ $HAS_FEATURE = 1 ] &&
    boot_and_check guest-limits "$OBJ_Y" limits SMP=2 MEM=256M GUEST_APPEND="numa=fake=2" \
 	CONSOLE_ALLOW="$OOM_VICTIM_WARNING"; then
-	count_results guest-limits "$BUILD/boot-guest-limits/results.log"
+	count_results guest-limits "$BUILD/boot-guest-limits/results.log" \
+		"$(suites_of limits)"
 fi
 
 # The debug kernel: KASAN, lockdep, DEBUG_VM, DEBUG_PAGEALLOC.
@@ -223,9 +289,11 @@ if [ $HAS_FEATURE = 1 ] && [ "${SKIP_DEBUG:-0}" != 1 ]; then
 	EXTRA_CONFIGS="$TOP/configs/debug.config" configure_kernel "$OBJ_D" y
 	if build_kernel "$OBJ_D"; then
 		pass "build: top of series, debug kernel (KASAN, lockdep, DEBUG_VM)"
-		if boot_and_check guest-debug "$OBJ_D" debug SMP=2 \
-			GUEST_APPEND="ap.stress=${DEBUG_STRESS_SECS:-60}"; then
-			count_results guest-debug "$BUILD/boot-guest-debug/results.log"
+		if INITRD=$BUILD/initramfs-ext.cpio.gz boot_and_check guest-debug \
+			"$OBJ_D" debug SMP=2 GUEST_APPEND="ap.stress=${DEBUG_STRESS_SECS:-60} \
+ap.sng=${SNG_SECS:-20} ap.trinity=${TRINITY_SEED:-1} ap.trinity_n=${TRINITY_CALLS:-20000}"; then
+			count_results guest-debug "$BUILD/boot-guest-debug/results.log" \
+				"$(suites_of debug)"
 		fi
 	else
 		fail "build: debug kernel does not build (see $OBJ_D/build.log)"

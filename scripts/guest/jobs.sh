@@ -50,8 +50,25 @@ arg() {
 	echo "${v:-$2}"
 }
 
+# stress-ng's mm stressors for ap.sng= seconds per mode ($1: on, off), when
+# the initramfs carries stress-ng (make test adds it to the test and debug
+# boots).
+ext_stress() {
+	command -v stress-ng >/dev/null &&
+		suite stress-ng sh /ap/extstress.sh stress-ng "$(arg sng 20)" "$1"
+}
+
+# trinity on the mm syscalls: seed ap.trinity=, ap.trinity_n= syscalls.
+ext_fuzz() {
+	command -v trinity >/dev/null &&
+		suite trinity sh /ap/extstress.sh trinity "$(arg trinity 1)" \
+			"$(arg trinity_n 20000)"
+}
+
 # ap.job=test: the feature's kselftests, the race stress test and the
 # upstream mm selftests on and off, in one boot.
+# Both end with stress-ng (on and off; on the debug kernel on only), the
+# debug job with trinity.
 # ap.job=debug: the kselftests and the stress test on the debug kernel.
 # ap.job=limits: OOM and NUMA placement (small guest with two nodes).
 # ap.job=run: the benchmark.
@@ -65,11 +82,11 @@ run_job() {
 		# Upstream tests before the stress test: uffd-unit-tests' events
 		# cases fail now and then after heavy memory churn in the same
 		# boot, with vm.anon_prefault=0 as with 1 (see README).
-		if [ -f /proc/sys/vm/anon_prefault ] && [ -s /ap/upstream/LIST ]; then
-			suite upstream sh /ap/upstream.sh
-		fi
+		# (on a kernel without the sysctl: once, the stock baseline)
+		[ -s /ap/upstream/LIST ] && suite upstream sh /ap/upstream.sh
 		[ -x /ap/anon_prefault_stress ] &&
 			suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress 30)"
+		ext_stress "on off"
 		;;
 	debug)
 		suite smoke smoke
@@ -77,6 +94,8 @@ run_job() {
 		[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
 		[ -x /ap/anon_prefault_stress ] &&
 			suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress 60)"
+		ext_stress on
+		ext_fuzz
 		;;
 	limits)
 		suite smoke smoke
