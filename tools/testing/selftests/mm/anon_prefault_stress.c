@@ -32,12 +32,44 @@
  * read, the operations that would make a writer fault (PROT_READ, mremap)
  * or that check exact contents take it for write.  An arena's generation
  * only changes under the write lock, so all concurrent writers of a page
- * write the same values.  Every word that is checked is either zero or
- * identifies its own arena, page index and a generation that was current
- * since the page was last known to be zero (per page "floor"); anything
- * else is a mismatch.  A written page must read back exactly unless a racing
- * MADV_DONTNEED of the arena overlapped the write (zap_start/zap_end
- * counters), in which case the page is rewritten.
+ * write the same values.
+ *
+ * Only MADV_DONTNEED (racing, of mutators and of writers that make a run
+ * fault again; or exclusive) and the MAP_FIXED replacement may discard a
+ * page's contents.  Each of them raises a per page discard count of the
+ * pages of its range, and of no other, before and after (seqcount style),
+ * so that a writer knows whether one overlapped its access of a page.
+ * MADV_PAGEOUT, KSM, mprotect(), madvise() hints, mremap() and fork() keep
+ * every byte and raise nothing.  Per page, the test records the generation
+ * last written completely (read back exactly) and the discard count when
+ * that write began.  What is checked, a mismatch failing the phase:
+ *
+ *  - whatever races with it, each checked word of a page is zero or
+ *    identifies its own arena, page index and a generation that was current
+ *    since the page was last known to be zero (per page "floor"), and words
+ *    the test never writes are zero: no foreign or stale data;
+ *  - a page written and not discarded since holds exactly the data of that
+ *    write, never zero: before each write to it (no checked word may be
+ *    zero; a concurrent writer may be storing a newer generation), in the
+ *    exclusive checks of mprotect(PROT_READ) and before mremap(), and in a
+ *    final check of every page at the end of each phase, which scans whole
+ *    pages for stray bytes.  These checks accept zero only for a page
+ *    discarded after its last write, and only zero for a page not written
+ *    since it was known zero;
+ *  - every write reads back exactly.  If a discard of that page overlapped
+ *    it, it is done again once the discard is over; a write not known
+ *    complete after MAX_ZAP_RETRIES tries is a mismatch too;
+ *  - data survives mremap() away and back exactly, and the range left
+ *    behind, fresh MAP_FIXED memory and an exclusive MADV_DONTNEED read
+ *    zero;
+ *  - a fork child sees only zero or the parent's data for each page of its
+ *    copy, and its own writes read back exactly and never show in the
+ *    parent.  A failed child, SIGSEGV or SIGBUS fails the test;
+ *  - coverage, one result each per phase: anon_prefault_page in
+ *    /proc/vmstat rose (windows were mapped ahead), and every type of
+ *    operation ran, MADV_PAGEOUT also swapping pages out; a type that
+ *    cannot run here (no KSM, no swap, PROT_EXEC refused) is skipped with
+ *    the reason.
  *
  * The run is split into two phases, anon_prefault_max_pages=31 and 16.
  * As root, ksmd is started for the run (and put back as it was), and if no
@@ -96,6 +128,7 @@
 #define MAX_RUN_PAGES		256
 #define MAX_REPORTS		10
 #define MAX_ZAP_RETRIES		64
+#define ZAP_BUSY		UINT_MAX	/* a discard is in flight */
 #define FORK_INTERVAL		0.25
 #define CHILD_GRACE		20.0
 #define THREAD_STACK		(256 * 1024)
@@ -103,6 +136,9 @@
 #define CHILD_SEGV		254
 #define CHILD_ERROR		255
 #define CHILD_MAX_BAD		253
+
+#define NR_PHASES		2
+#define VMSTAT_AHEAD		"anon_prefault_page"	/* pages mapped ahead */
 
 #define MAGIC			0x41504653U	/* "APFS" */
 #define CHILD_MAGIC		0x43484c44U	/* "CHLD" */
@@ -119,15 +155,29 @@
 
 #define inc(var, n)	__atomic_fetch_add(&(var), (n), __ATOMIC_RELAXED)
 
+/*
+ * What is known about one page of an arena.  @zstart and @zend count the
+ * operations that discarded the page's contents (MADV_DONTNEED, MAP_FIXED
+ * replacement): @zstart is raised before and @zend after each of them, so
+ * an access of the page between two equal samples of @zstart, taken while
+ * @zstart == @zend, overlapped none.  @wgen and @wzap say what the page
+ * must hold: the data of generation @wgen (none: zero if @wgen is 0) for
+ * as long as @zstart is still @wzap.
+ */
+struct page_state {
+	unsigned int floor;		/* oldest generation it may hold */
+	unsigned int wgen;		/* generation last written completely */
+	unsigned int wzap;		/* @zstart when that write began */
+	unsigned int zstart;		/* discards of this page started */
+	unsigned int zend;		/* ... and finished */
+};
+
 struct arena {
 	pthread_rwlock_t lock;
 	char *base;
 	unsigned int id;
 	unsigned int gen;		/* changes only under the write lock */
-	unsigned int *floor;		/* per page: oldest generation it may hold */
-	unsigned long zap_start;	/* racing MADV_DONTNEEDs started */
-	unsigned long zap_end;		/* ... and finished */
-	bool torn_ok;			/* a writer gave up rewriting a page */
+	struct page_state *pg;		/* arena_pages entries */
 };
 
 enum op {
@@ -143,6 +193,9 @@ enum op {
 	OP_FORK,		/* shared: child checks and rewrites its copy */
 	NR_OPS
 };
+
+/* anon_prefault_max_pages of each phase. */
+static const int phase_max_pages[NR_PHASES] = { 31, 16 };
 
 static const char * const op_names[NR_OPS] = {
 	"zap", "advise", "mprot_x", "pageout", "ksm", "replace", "mprotect",
@@ -164,12 +217,14 @@ struct worker {
 	char *scratch;			/* mutators: mremap target */
 	unsigned long long *snap;	/* mutators: mremap snapshot */
 	double last_fork;
-	bool fork_now;
+	unsigned int sweep;		/* mutators: next op of the first sweep */
 };
 
 struct stats {
 	unsigned long mismatches;
+	unsigned long gave_up;		/* writes given up (mismatches too) */
 	unsigned long checked;		/* pages verified by mutators */
+	unsigned long held;		/* ... of which had to hold data */
 	unsigned long children;
 	unsigned long child_fail;
 	unsigned long child_bad;	/* mismatches reported by children */
@@ -199,6 +254,7 @@ static unsigned long hot_start;
 static bool mprot_x_ok = true;
 static bool dontunmap_ok = true;
 static bool pageout_ok = true;
+static bool swap_ok;
 static bool ksm_ok;
 static unsigned long ksm_merged;	/* pages seen merged before unmerging */
 static char ksm_saved[3][32];
@@ -487,29 +543,34 @@ static bool check_exact(const char *p, unsigned long long w0,
 }
 
 /*
- * Check a page nobody writes or zaps: all zero or completely written in one
- * generation (torn only if a writer gave up on it).  @full: scan the whole
- * page for stray bytes, not just the sampled words.
+ * Check a page that nobody writes or discards now against what is known
+ * about it (@ps, generation @gen current): if it was written and not
+ * discarded since, it holds exactly the data of that write; if it was
+ * discarded since it was last written, it reads zero or exactly that data;
+ * if it is known zero, it is zero.  @full: scan the whole page for stray
+ * bytes, not just the sampled words.
  */
-static bool check_quiet(const char *p, unsigned long long w0, unsigned int lo,
-			unsigned int hi, bool torn_ok, bool full,
-			struct pgcheck *pc)
+static bool check_quiet(const char *p, unsigned long long w0,
+			const struct page_state *ps, unsigned int gen,
+			bool full, struct pgcheck *pc)
 {
 	unsigned long long v0, v1, vt, v;
 	size_t off;
 
-	if (!check_racy(p, w0, lo, hi, pc))
+	if (!check_racy(p, w0, ps->floor, gen, pc))
 		return false;
 	v0 = peek(p);
 	v1 = peek(p + 8);
 	vt = peek(p + pagesize - 8);
-	if (v0 && v1 && vt) {
-		if (v1 >> 32 != vt >> 32)
-			return bad_word(pc, pagesize - 8, vt,
-					mk_wt(w0, v1 >> 32), "mixed generations");
-	} else if ((v0 || v1 || vt) && !torn_ok) {
-		off = !v0 ? 0 : !v1 ? 8 : pagesize - 8;
-		return bad_word(pc, off, 0, mk_word(off, w0, hi), "torn page");
+	if (ps->zstart != ps->wzap && !v0 && !v1 && !vt) {
+		/* Discarded after it was last written. */
+	} else if (ps->wgen) {
+		if (!check_exact(p, w0, ps->wgen, pc))
+			return false;
+	} else if (v0 || v1 || vt) {
+		off = v0 ? 0 : v1 ? 8 : pagesize - 8;
+		return bad_word(pc, off, peek(p + off), 0,
+				"data that no write completed");
 	}
 	if (!full)
 		return true;
@@ -596,47 +657,124 @@ static void setup_arenas(void)
 		a->id = i;
 		a->gen = 1;
 		a->base = map_region(ARENA_SZ, PROT_READ | PROT_WRITE);
-		a->floor = calloc(arena_pages, sizeof(*a->floor));
-		if (!a->floor)
+		/* Every page known zero, never written or discarded. */
+		a->pg = calloc(arena_pages, sizeof(*a->pg));
+		if (!a->pg)
 			die("calloc");
 		for (j = 0; j < arena_pages; j++)
-			a->floor[j] = 1;
+			a->pg[j].floor = 1;
 	}
 	pthread_rwlockattr_destroy(&attr);
 }
 
 /*
- * Racing MADV_DONTNEED: may zero any page of the arena between a writer's
+ * Before and after discarding the contents of pages [first, first + n):
+ * mark each page of the range, and only those, as being discarded.
+ */
+static void zap_begin(struct arena *a, unsigned long first, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = first; i < first + n; i++)
+		__atomic_fetch_add(&a->pg[i].zstart, 1, __ATOMIC_SEQ_CST);
+}
+
+static void zap_end(struct arena *a, unsigned long first, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = first; i < first + n; i++)
+		__atomic_fetch_add(&a->pg[i].zend, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Racing MADV_DONTNEED: may zero any page of the range between a writer's
  * store and its read back.  Writers detect the overlap with the counters.
  */
 static void zap_racing(struct arena *a, unsigned long first, unsigned long n)
 {
-	__atomic_fetch_add(&a->zap_start, 1, __ATOMIC_SEQ_CST);
+	zap_begin(a, first, n);
 	if (madvise(page_addr(a, first), n * pagesize, MADV_DONTNEED))
 		die("MADV_DONTNEED");
-	__atomic_fetch_add(&a->zap_end, 1, __ATOMIC_SEQ_CST);
+	zap_end(a, first, n);
 }
 
-/* Before a page access: the zap count, or ULONG_MAX if one is in flight. */
-static unsigned long zap_sample(struct arena *a)
+/*
+ * Before an access of page @idx: its discard count, or ZAP_BUSY if a
+ * discard of it is in flight.
+ */
+static unsigned int zap_sample(struct arena *a, unsigned long idx)
 {
-	unsigned long end = __atomic_load_n(&a->zap_end, __ATOMIC_SEQ_CST);
-	unsigned long start = __atomic_load_n(&a->zap_start, __ATOMIC_SEQ_CST);
+	struct page_state *ps = &a->pg[idx];
+	unsigned int end = __atomic_load_n(&ps->zend, __ATOMIC_SEQ_CST);
+	unsigned int start = __atomic_load_n(&ps->zstart, __ATOMIC_SEQ_CST);
 
-	return start == end ? start : ULONG_MAX;
+	return start == end ? start : ZAP_BUSY;
 }
 
-/* After it: did a racing MADV_DONTNEED overlap the access? */
-static bool zap_raced(struct arena *a, unsigned long sample)
+/* After it: may page @idx have been discarded during the access? */
+static bool zap_raced(struct arena *a, unsigned long idx, unsigned int sample)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return sample == ULONG_MAX ||
-	       __atomic_load_n(&a->zap_start, __ATOMIC_SEQ_CST) != sample;
+	return sample == ZAP_BUSY ||
+	       __atomic_load_n(&a->pg[idx].zstart, __ATOMIC_SEQ_CST) != sample;
+}
+
+/* Wait until no discard of page @idx is in flight. */
+static void zap_wait(struct arena *a, unsigned long idx)
+{
+	while (zap_sample(a, idx) == ZAP_BUSY)
+		sched_yield();
+}
+
+/*
+ * Page @idx was found holding exactly the data of generation @gen, after
+ * zap_sample() returned @sample and with no discard since.
+ */
+static void record_write(struct arena *a, unsigned long idx, unsigned int gen,
+			 unsigned int sample)
+{
+	struct page_state *ps = &a->pg[idx];
+
+	__atomic_store_n(&ps->wgen, gen, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ps->wzap, sample, __ATOMIC_SEQ_CST);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Writers                                                                   */
 /* ------------------------------------------------------------------------ */
+
+/*
+ * Before page @idx is written (read lock held, @sample from zap_sample()):
+ * if it was written completely and not discarded since, none of its words
+ * may read zero, although a concurrent writer may be storing a newer
+ * generation.  A page that is known to hold data is mapped (or swapped
+ * out), so reading it here does not change how it faults.
+ */
+static bool check_kept(struct arena *a, unsigned long idx, unsigned int sample,
+		       struct pgcheck *pc)
+{
+	struct page_state *ps = &a->pg[idx];
+	unsigned int offs[3] = { 0, 8, pagesize - 8 };
+	const char *p = page_addr(a, idx);
+	unsigned int wzap, wgen, i;
+
+	wzap = __atomic_load_n(&ps->wzap, __ATOMIC_SEQ_CST);
+	wgen = __atomic_load_n(&ps->wgen, __ATOMIC_SEQ_CST);
+	if (sample == ZAP_BUSY || !wgen || wzap != sample)
+		return true;
+	for (i = 0; i < ARRAY_SIZE(offs); i++) {
+		if (peek(p + offs[i]))
+			continue;
+		/* Zero is fine only if a discard has started since. */
+		if (zap_raced(a, idx, sample))
+			return true;
+		return bad_word(pc, offs[i], 0,
+				mk_word(offs[i], mk_w0(MAGIC, a->id, idx), wgen),
+				"written data lost");
+	}
+	return true;
+}
 
 /*
  * Write page @idx of @a (read lock held) and read it back.  @read_first:
@@ -648,13 +786,19 @@ static void write_page(struct worker *w, struct arena *a, unsigned long idx,
 {
 	char *p = page_addr(a, idx);
 	unsigned long long w0 = mk_w0(MAGIC, a->id, idx);
-	unsigned int gen = a->gen, lo = a->floor[idx];
+	unsigned int gen = a->gen, lo = a->pg[idx].floor;
 	struct pgcheck pc;
-	unsigned long zs;
+	unsigned int zs;
+	bool exact;
 	int try;
 
 	for (try = 0; ; try++) {
-		zs = zap_sample(a);
+		/* The first try races any discard of the page in flight. */
+		zs = zap_sample(a, idx);
+		if (!check_kept(a, idx, zs, &pc)) {
+			report("before write", a->id, idx, p, &pc);
+			break;
+		}
 		if (read_first && !check_racy(p, w0, lo, gen, &pc)) {
 			report("before write", a->id, idx, p, &pc);
 			break;
@@ -671,22 +815,35 @@ static void write_page(struct worker *w, struct arena *a, unsigned long idx,
 			report("write", a->id, idx, p, &pc);
 			break;
 		}
-		if (check_exact(p, w0, gen, &pc))
+		exact = check_exact(p, w0, gen, &pc);
+		if (exact && zs != ZAP_BUSY) {
+			record_write(a, idx, gen, zs);
 			break;
-		if (!zap_raced(a, zs)) {
+		}
+		if (!exact && !zap_raced(a, idx, zs)) {
 			report("read back", a->id, idx, p, &pc);
 			break;
 		}
 		/* Zeroed under our feet: what is left must still be ours. */
-		if (!check_racy(p, w0, lo, gen, &pc)) {
+		if (!exact && !check_racy(p, w0, lo, gen, &pc)) {
 			report("read back after zap", a->id, idx, p, &pc);
 			break;
 		}
+		/*
+		 * Write it again once the discard is over, so that the write
+		 * can be known complete: only a discard that starts during
+		 * the next try makes it fail again.
+		 */
 		w->zap_retries++;
-		if (try >= MAX_ZAP_RETRIES) {
-			__atomic_store_n(&a->torn_ok, true, __ATOMIC_RELAXED);
+		if (try + 1 >= MAX_ZAP_RETRIES) {
+			/* The page is not known written: not an excuse. */
+			bad_word(&pc, 0, peek(p), w0,
+				 "given up, discarded during every try");
+			report("read back", a->id, idx, p, &pc);
+			inc(st.gave_up, 1);
 			break;
 		}
+		zap_wait(a, idx);
 	}
 	w->pages++;
 }
@@ -775,21 +932,30 @@ static struct arena *lock_any_write(unsigned int first)
 	return &arenas[first];
 }
 
-/* Exclusive: check pages [first, first + n) with check_quiet(). */
-static void check_quiet_range(struct arena *a, unsigned long first,
-			      unsigned long n, bool full, const char *what)
+/*
+ * Exclusive: check pages [first, first + n) with check_quiet().  Returns
+ * how many of them had to hold written data.
+ */
+static unsigned long check_quiet_range(struct arena *a, unsigned long first,
+				       unsigned long n, bool full,
+				       const char *what)
 {
-	unsigned long i;
+	unsigned long i, held = 0;
 	struct pgcheck pc;
 
 	for (i = first; i < first + n; i++) {
+		const struct page_state *ps = &a->pg[i];
 		char *p = page_addr(a, i);
 
-		if (!check_quiet(p, mk_w0(MAGIC, a->id, i), a->floor[i],
-				 a->gen, a->torn_ok, full, &pc))
+		if (ps->wgen && ps->zstart == ps->wzap)
+			held++;
+		if (!check_quiet(p, mk_w0(MAGIC, a->id, i), ps, a->gen, full,
+				 &pc))
 			report(what, a->id, i, p, &pc);
 	}
 	inc(st.checked, n);
+	inc(st.held, held);
+	return held;
 }
 
 /* Exclusive: pages [first, first + n) must read as zero. */
@@ -809,15 +975,21 @@ static void check_zero_range(struct arena *a, unsigned long first,
 	inc(st.checked, n);
 }
 
-/* Exclusive: mark pages [first, first + n) as known zero, new generation. */
+/*
+ * Exclusive, after discarding pages [first, first + n): they are known
+ * zero, and older generations may not come back.
+ */
 static void new_generation(struct arena *a, unsigned long first,
 			   unsigned long n)
 {
 	unsigned long i;
 
 	a->gen++;
-	for (i = first; i < first + n; i++)
-		a->floor[i] = a->gen;
+	for (i = first; i < first + n; i++) {
+		a->pg[i].floor = a->gen;
+		a->pg[i].wgen = 0;
+		a->pg[i].wzap = a->pg[i].zstart;
+	}
 }
 
 static void op_replace(struct worker *m, struct arena *a)
@@ -831,10 +1003,12 @@ static void op_replace(struct worker *m, struct arena *a)
 		n = arena_pages;
 	}
 	p = page_addr(a, first);
+	zap_begin(a, first, n);
 	q = mmap(p, n * pagesize, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (q != p)
 		die("mmap MAP_FIXED");
+	zap_end(a, first, n);
 	if (madvise(p, n * pagesize, MADV_NOHUGEPAGE))
 		die("MADV_NOHUGEPAGE");
 	new_generation(a, first, n);
@@ -864,8 +1038,10 @@ static void op_zap_locked(struct worker *m, struct arena *a)
 	unsigned long first, n;
 
 	rnd_range(&m->rng, &first, &n);
+	zap_begin(a, first, n);
 	if (madvise(page_addr(a, first), n * pagesize, MADV_DONTNEED))
 		die("MADV_DONTNEED");
+	zap_end(a, first, n);
 	check_zero_range(a, first, n, "after MADV_DONTNEED");
 	new_generation(a, first, n);
 }
@@ -987,14 +1163,17 @@ static void op_advise(struct worker *m, struct arena *a)
 		die("MADV_NORMAL");
 }
 
-/* Racing: split the VMA by protection, writes stay allowed. */
-static void op_mprot_x(struct worker *m, struct arena *a)
+/*
+ * Racing: split the VMA by protection, writes stay allowed.  Returns false
+ * if PROT_EXEC is not allowed here.
+ */
+static bool op_mprot_x(struct worker *m, struct arena *a)
 {
 	unsigned long first, n;
 	char *p;
 
 	if (!__atomic_load_n(&mprot_x_ok, __ATOMIC_RELAXED))
-		return;
+		return false;
 	rnd_range(&m->rng, &first, &n);
 	p = page_addr(a, first);
 	if (mprotect(p, n * pagesize, PROT_READ | PROT_WRITE | PROT_EXEC)) {
@@ -1002,30 +1181,34 @@ static void op_mprot_x(struct worker *m, struct arena *a)
 			die("mprotect PROT_EXEC");
 		say("mprotect(PROT_EXEC) not allowed, skipping it\n");
 		__atomic_store_n(&mprot_x_ok, false, __ATOMIC_RELAXED);
-		return;
+		return false;
 	}
 	usleep(rnd_below(&m->rng, 1000));
 	if (mprotect(p, n * pagesize, PROT_READ | PROT_WRITE))
 		die("mprotect PROT_READ|PROT_WRITE");
+	return true;
 }
 
 /*
  * Racing: reclaim a range.  With swap, its pages go to swap and come back
- * when touched again; no written byte may change.
+ * when touched again; no written byte may change, so this is no discard.
+ * Returns false if MADV_PAGEOUT is not supported.
  */
-static void op_pageout(struct worker *m, struct arena *a)
+static bool op_pageout(struct worker *m, struct arena *a)
 {
 	unsigned long first, n;
 
 	if (!__atomic_load_n(&pageout_ok, __ATOMIC_RELAXED))
-		return;
+		return false;
 	rnd_range(&m->rng, &first, &n);
 	if (madvise(page_addr(a, first), n * pagesize, MADV_PAGEOUT)) {
 		if (errno != EINVAL)
 			die("MADV_PAGEOUT");
 		say("MADV_PAGEOUT not supported, skipping it\n");
 		__atomic_store_n(&pageout_ok, false, __ATOMIC_RELAXED);
+		return false;
 	}
+	return true;
 }
 
 static unsigned long ksm_full_scans(void)
@@ -1051,16 +1234,17 @@ static unsigned long ksm_merged_now(void)
 
 /*
  * Racing: let ksmd merge the identical (zero) pages of a range for a while,
- * then unmerge them.  Writes to merged pages break COW.
+ * then unmerge them.  Writes to merged pages break COW; no data may change.
+ * Returns false without KSM.
  */
-static void op_ksm(struct worker *m, struct arena *a)
+static bool op_ksm(struct worker *m, struct arena *a)
 {
 	unsigned long first, n, target;
 	unsigned int i;
 	char *p;
 
 	if (!__atomic_load_n(&ksm_ok, __ATOMIC_RELAXED))
-		return;
+		return false;
 	rnd_range(&m->rng, &first, &n);
 	p = page_addr(a, first);
 	if (madvise(p, n * pagesize, MADV_MERGEABLE))
@@ -1072,6 +1256,7 @@ static void op_ksm(struct worker *m, struct arena *a)
 	inc(ksm_merged, ksm_merged_now());
 	if (madvise(p, n * pagesize, MADV_UNMERGEABLE))
 		die("MADV_UNMERGEABLE");
+	return true;
 }
 
 static void op_zap(struct worker *m, struct arena *a)
@@ -1140,7 +1325,7 @@ static void child_main(struct arena *a)
 	for (i = 0; i < arena_pages; i++) {
 		char *p = page_addr(a, i);
 
-		if (!check_racy(p, mk_w0(MAGIC, a->id, i), a->floor[i],
+		if (!check_racy(p, mk_w0(MAGIC, a->id, i), a->pg[i].floor,
 				a->gen, &pc)) {
 			report("fork child: inherited page", a->id, i, p, &pc);
 			bad++;
@@ -1217,22 +1402,25 @@ static void op_fork(struct worker *m, struct arena *a)
 	for (i = 0; i < arena_pages; i++) {
 		char *p = page_addr(a, i);
 
-		if (!check_racy(p, mk_w0(MAGIC, a->id, i), a->floor[i],
+		if (!check_racy(p, mk_w0(MAGIC, a->id, i), a->pg[i].floor,
 				a->gen, &pc))
 			report("parent after fork", a->id, i, p, &pc);
 	}
 	inc(st.checked, arena_pages);
 }
 
+/*
+ * The first mutator starts each phase with one operation of every type,
+ * forks included, so that each type runs in every phase; then the
+ * operations are drawn at random.
+ */
 static enum op pick_op(struct worker *m)
 {
 	unsigned int r = rnd_below(&m->rng, 100), sum = 0;
 	enum op op;
 
-	if (m->fork_now) {
-		m->fork_now = false;
-		return OP_FORK;
-	}
+	if (m->id == 0 && m->sweep < NR_OPS)
+		return m->sweep++;
 	for (op = 0; op < NR_OPS; op++) {
 		sum += op_weight[op];
 		if (r < sum)
@@ -1251,6 +1439,7 @@ static void *mutator_main(void *arg)
 		unsigned int want = rnd_below(&m->rng, NR_ARENAS);
 		enum op op = pick_op(m);
 		struct arena *a;
+		bool ran = true;
 
 		switch (op) {
 		case OP_ZAP:
@@ -1275,13 +1464,13 @@ static void *mutator_main(void *arg)
 			op_advise(m, a);
 			break;
 		case OP_MPROT_X:
-			op_mprot_x(m, a);
+			ran = op_mprot_x(m, a);
 			break;
 		case OP_PAGEOUT:
-			op_pageout(m, a);
+			ran = op_pageout(m, a);
 			break;
 		case OP_KSM:
-			op_ksm(m, a);
+			ran = op_ksm(m, a);
 			break;
 		case OP_REPLACE:
 			op_replace(m, a);
@@ -1300,7 +1489,8 @@ static void *mutator_main(void *arg)
 			break;
 		}
 		pthread_rwlock_unlock(&a->lock);
-		m->ops[op]++;
+		if (ran)
+			m->ops[op]++;
 		usleep(100 + rnd_below(&m->rng, 400));
 	}
 	return NULL;
@@ -1344,21 +1534,6 @@ static void ksm_start(void)
 			die("starting ksmd");
 }
 
-/* The "@key N" line of /proc/vmstat, 0 if absent. */
-static unsigned long vmstat_get(const char *key)
-{
-	static char buf[32768];
-	size_t klen = strlen(key);
-	char *s;
-
-	if (ap_read_file("/proc/vmstat", buf, sizeof(buf)))
-		return 0;
-	for (s = buf; s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
-		if (!strncmp(s, key, klen) && s[klen] == ' ')
-			return strtoul(s + klen + 1, NULL, 10);
-	return 0;
-}
-
 static void ksm_report(void)
 {
 	if (!ksm_ok)
@@ -1396,22 +1571,97 @@ static void start(struct worker *w, unsigned int id, void *(*fn)(void *))
 	pthread_attr_destroy(&attr);
 }
 
-/* Everything joined: every page must be consistent, down to its last byte. */
+/* The "@key N" line of /proc/vmstat: N, or -1 if there is none. */
+static long long vmstat_get(const char *key)
+{
+	static char buf[32768];
+	size_t klen = strlen(key);
+	char *s;
+
+	if (ap_read_file("/proc/vmstat", buf, sizeof(buf)))
+		return -1;
+	for (s = buf; s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
+		if (!strncmp(s, key, klen) && s[klen] == ' ')
+			return strtoll(s + klen + 1, NULL, 10);
+	return -1;
+}
+
+/*
+ * Everything joined: every page must be exactly what is known about it,
+ * down to its last byte.  Returns how many pages had to hold written data.
+ */
 static unsigned long final_check(void)
 {
+	unsigned long held = 0;
 	unsigned int i;
 
 	for (i = 0; i < NR_ARENAS; i++)
-		check_quiet_range(&arenas[i], 0, arena_pages, true,
-				  "final check");
-	return NR_ARENAS * arena_pages;
+		held += check_quiet_range(&arenas[i], 0, arena_pages, true,
+					  "final check");
+	return held;
+}
+
+/* Why operations of type @op could not run, or NULL. */
+static const char *op_unavailable(enum op op)
+{
+	switch (op) {
+	case OP_MPROT_X:
+		return mprot_x_ok ? NULL : "mprotect(PROT_EXEC) not allowed";
+	case OP_PAGEOUT:
+		if (!pageout_ok)
+			return "MADV_PAGEOUT not supported";
+		return swap_ok ? NULL : "no swap, MADV_PAGEOUT moves no anonymous page";
+	case OP_KSM:
+		return ksm_ok ? NULL : "KSM not available";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * One result each: the phase mapped pages ahead (@ahead, -1 if the counter
+ * is missing) and every type of operation ran in it, MADV_PAGEOUT moving
+ * pages to swap (@swapped of them).
+ */
+static void report_coverage(int max_pages, const unsigned long *ops,
+			    long long ahead, long long swapped)
+{
+	const char *why;
+	unsigned int op;
+
+	if (!have_sysctl)
+		ksft_test_result_skip("prefault (max_pages %d): %s not present\n",
+				      max_pages, SYSCTL_ENABLE);
+	else if (ahead < 0)
+		ksft_test_result_skip("prefault (max_pages %d): no %s in /proc/vmstat\n",
+				      max_pages, VMSTAT_AHEAD);
+	else
+		ksft_test_result(ahead > 0,
+				 "prefault (max_pages %d): %lld pages mapped ahead\n",
+				 max_pages, ahead);
+	for (op = 0; op < NR_OPS; op++) {
+		why = op_unavailable(op);
+		if (why)
+			ksft_test_result_skip("op %s (max_pages %d): %s\n",
+					      op_names[op], max_pages, why);
+		else if (op == OP_PAGEOUT)
+			ksft_test_result(ops[op] && swapped > 0,
+					 "op %s (max_pages %d): %lu runs, %lld pages swapped out\n",
+					 op_names[op], max_pages, ops[op],
+					 swapped);
+		else
+			ksft_test_result(ops[op],
+					 "op %s (max_pages %d): %lu runs\n",
+					 op_names[op], max_pages, ops[op]);
+	}
 }
 
 static void run_phase(unsigned int phase, int max_pages, unsigned int nr_writers,
 		      double end)
 {
-	unsigned long pages = 0, retries = 0, nops = 0, checked;
+	unsigned long pages = 0, retries = 0, nops = 0, held, final;
 	unsigned long ops[NR_OPS] = { 0 };
+	long long ahead, swapped;
 	long flt, cflt;
 	double t0;
 	unsigned int i, j;
@@ -1423,6 +1673,8 @@ static void run_phase(unsigned int phase, int max_pages, unsigned int nr_writers
 	t0 = now();
 	flt = minflt(RUSAGE_SELF);
 	cflt = minflt(RUSAGE_CHILDREN);
+	ahead = vmstat_get(VMSTAT_AHEAD);
+	swapped = vmstat_get("pswpout");
 	ksft_print_msg("[RUN] phase %u: max_pages %d, %u writers, %u mutators, %.1f s\n",
 		       phase, max_pages, nr_writers, NR_MUTATORS, end - t0);
 
@@ -1438,8 +1690,7 @@ static void run_phase(unsigned int phase, int max_pages, unsigned int nr_writers
 		m->rng = (seed + 0xc2b2ae3d27d4eb4fULL * (i + 1) + phase) | 1;
 		memset(m->ops, 0, sizeof(m->ops));
 		m->last_fork = 0;
-		/* At least one fork per phase. */
-		m->fork_now = i == NR_MUTATORS - 1;
+		m->sweep = 0;
 		start(m, i, mutator_main);
 	}
 	for (i = 0; i < nr_writers; i++) {
@@ -1456,10 +1707,13 @@ static void run_phase(unsigned int phase, int max_pages, unsigned int nr_writers
 	}
 	flt = minflt(RUSAGE_SELF) - flt;
 	cflt = minflt(RUSAGE_CHILDREN) - cflt;
-	checked = final_check();
+	ahead = ahead < 0 ? -1 : vmstat_get(VMSTAT_AHEAD) - ahead;
+	swapped = swapped < 0 ? -1 : vmstat_get("pswpout") - swapped;
+	held = st.held;
+	final = final_check();
 
-	ksft_print_msg("phase %u: %.1f s, %lu pages written, %lu rewritten after a racing zap\n",
-		       phase, now() - t0, pages, retries);
+	ksft_print_msg("phase %u: %.1f s, %lu pages written, %lu writes redone, %lu given up\n",
+		       phase, now() - t0, pages, retries, st.gave_up);
 	ksft_print_msg("phase %u: %ld minor faults (%.2f pages/fault), %ld in fork children\n",
 		       phase, flt, flt ? (double)pages / flt : 0.0, cflt);
 	for (i = 0; i < NR_OPS; i += 5)
@@ -1468,11 +1722,33 @@ static void run_phase(unsigned int phase, int max_pages, unsigned int nr_writers
 			       ops[i + 1], op_names[i + 2], ops[i + 2],
 			       op_names[i + 3], ops[i + 3], op_names[i + 4],
 			       ops[i + 4]);
-	ksft_print_msg("phase %u: pages checked: %lu by mutators, %lu in the final check\n",
-		       phase, st.checked - checked, checked);
+	ksft_print_msg("phase %u: pages checked by mutators: %lu, %lu holding written data\n",
+		       phase, st.checked - NR_ARENAS * arena_pages, held);
+	ksft_print_msg("phase %u: pages checked at the end: %lu, %lu holding written data\n",
+		       phase, NR_ARENAS * arena_pages, final);
 	ksft_test_result(!st.mismatches,
 			 "stress: %lu mismatches in %lu pages, %lu ops (max_pages %d)\n",
 			 st.mismatches, pages, nops, max_pages);
+	report_coverage(max_pages, ops, ahead, swapped);
+}
+
+/* Report every result as skipped, for @why, and exit. */
+static void skip_all(const char *why)
+{
+	unsigned int i, op;
+
+	for (i = 0; i < NR_PHASES; i++) {
+		ksft_test_result_skip("stress (max_pages %d): %s\n",
+				      phase_max_pages[i], why);
+		ksft_test_result_skip("prefault (max_pages %d): %s\n",
+				      phase_max_pages[i], why);
+		for (op = 0; op < NR_OPS; op++)
+			ksft_test_result_skip("op %s (max_pages %d): %s\n",
+					      op_names[op], phase_max_pages[i],
+					      why);
+	}
+	ksft_test_result_skip("fork: %s\n", why);
+	ksft_finished();
 }
 
 static void usage(FILE *f, const char *prog)
@@ -1507,8 +1783,8 @@ int main(int argc, char **argv)
 	unsigned int nr_writers = DEF_WRITERS, i;
 	long duration = DEF_DURATION;
 	struct sigaction sa = { 0 };
-	unsigned long swpout, swpin;
-	double t0, reserve, end;
+	long long swpout, swpin;
+	double t0, reserve;
 	bool force = false;
 	int opt, ret;
 
@@ -1540,17 +1816,11 @@ int main(int argc, char **argv)
 	/* Whole lines only, so that a fork child inherits no buffered output. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ksft_print_header();
-	ksft_set_plan(3);
+	ksft_set_plan(NR_PHASES * (2 + NR_OPS) + 1);
 
 	have_sysctl = !access(SYSCTL_ENABLE, F_OK);
-	if (!have_sysctl && !force) {
-		ksft_test_result_skip("stress (max_pages 31): %s not present\n",
-				      SYSCTL_ENABLE);
-		ksft_test_result_skip("stress (max_pages 16): %s not present\n",
-				      SYSCTL_ENABLE);
-		ksft_test_result_skip("fork: %s not present\n", SYSCTL_ENABLE);
-		ksft_finished();
-	}
+	if (!have_sysctl && !force)
+		skip_all(SYSCTL_ENABLE " not present");
 
 	pagesize = getpagesize();
 	arena_pages = ARENA_SZ / pagesize;
@@ -1566,10 +1836,7 @@ int main(int argc, char **argv)
 		if (ret == -EACCES || ret == -EPERM || ret == -EROFS) {
 			ksft_print_msg("cannot write %s: %s\n", SYSCTL_ENABLE,
 				       strerror(-ret));
-			ksft_test_result_skip("stress (max_pages 31): needs root\n");
-			ksft_test_result_skip("stress (max_pages 16): needs root\n");
-			ksft_test_result_skip("fork: needs root\n");
-			ksft_finished();
+			skip_all("needs root");
 		}
 	} else {
 		ksft_print_msg("%s not present, running anyway (-f)\n",
@@ -1581,6 +1848,7 @@ int main(int argc, char **argv)
 		const char *why = "";
 
 		ret = ap_swap_on(AP_SWAP_DEV, &why);
+		swap_ok = !ret;
 		if (ret)
 			ksft_print_msg("no swap (%s: %s): MADV_PAGEOUT cannot move pages\n",
 				       why, strerror(-ret));
@@ -1609,13 +1877,13 @@ int main(int argc, char **argv)
 	ksft_print_msg("seed %#llx, %zu KiB pages, %d arenas of %lu MiB\n", seed,
 		       pagesize / 1024, NR_ARENAS, ARENA_SZ / SZ_1M);
 	reserve = duration / 30.0;
-	end = t0 + duration - reserve;
 	swpout = vmstat_get("pswpout");
 	swpin = vmstat_get("pswpin");
-	run_phase(1, 31, nr_writers, t0 + (duration - reserve) / 2);
-	run_phase(2, 16, nr_writers, end);
+	for (i = 0; i < NR_PHASES; i++)
+		run_phase(i + 1, phase_max_pages[i], nr_writers,
+			  t0 + (duration - reserve) * (i + 1) / NR_PHASES);
 	ksm_report();
-	ksft_print_msg("swap: %lu pages swapped out, %lu swapped in\n",
+	ksft_print_msg("swap: %lld pages swapped out, %lld swapped in\n",
 		       vmstat_get("pswpout") - swpout,
 		       vmstat_get("pswpin") - swpin);
 
