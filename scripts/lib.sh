@@ -43,6 +43,7 @@ trap on_signal INT TERM
 
 # One harness run per build directory at a time ($BUILD/.lock).
 lock_build() {
+	step lock "taking $BUILD/.lock"
 	mkdir -p "$BUILD" || die "cannot create $BUILD"
 	exec 8>"$BUILD/.lock"
 	flock -n 8 || die "another make run/test is using $BUILD (lock $BUILD/.lock); wait for it or set BUILD="
