@@ -146,6 +146,37 @@ def console_check():
     return res
 
 
+# Patches (the files they touch) and whether the kernel build may skip
+# them: only Documentation/, tools/testing/ and MAINTAINERS.
+PATCH_FILES = [
+    (['Documentation/admin-guide/mm/a.rst', 'MAINTAINERS'], True),
+    (['tools/testing/selftests/mm/a.c', 'tools/testing/selftests/mm/Makefile'], True),
+    (['tools/testing/selftests/mm/a.c', 'mm/memory.c'], False),
+    (['tools/objtool/check.c'], False),
+    (['tools/include/linux/a.h'], False),
+    (['include/linux/mm.h'], False),
+    (['Makefile'], False),
+]
+
+
+def patch_check():
+    res = []
+    with tempfile.TemporaryDirectory() as d:
+        for files, want in PATCH_FILES:
+            path = os.path.join(d, 'p.patch')
+            with open(path, 'w') as f:
+                f.write('Subject: x\n---\n')
+                for name in files:
+                    f.write('--- a/%s\n+++ b/%s\n@@ -1 +1 @@\n-a\n+b\n' % (name, name))
+            r = subprocess.run(['bash', '-c', '. "$1/scripts/lib.sh"; patch_outside_kernel_build "$2"',
+                                'x', TOP, path], capture_output=True, text=True)
+            got = r.returncode == 0
+            res.append(('PASS' if got == want else 'FAIL',
+                        'a patch of %s %s the kernel build'
+                        % (' '.join(files), 'skips' if want else 'needs')))
+    return res
+
+
 def main():
     for what, want, script, args, text, extra in CASES:
         got, out = verdict(run_script(script, args, text, extra))
@@ -154,7 +185,7 @@ def main():
         else:
             print('FAIL\tharness: %s: %s: want %s, got %s: %s'
                   % (script, what, want, got, out.strip().replace('\n', ' | ')[:300]))
-    for st, what in console_check():
+    for st, what in console_check() + patch_check():
         print('%s\tharness: %s' % (st, what))
     return 0
 

@@ -59,7 +59,10 @@ need_space() {
 }
 
 log() { printf '==> %s\n' "$*" >&2; }
-step() { CURRENT_STEP=$1; log "[$1] $2"; }
+# Every step is logged with the seconds since the harness started.
+AP_T0=${AP_T0:-$(date +%s)}
+export AP_T0
+step() { CURRENT_STEP=$1; log "[$1 +$(( $(date +%s) - AP_T0 ))s] $2"; }
 die() {
 	printf 'ERROR: step %s failed: %s\n' "${CURRENT_STEP:-setup}" "$*" >&2
 	exit 1
@@ -245,24 +248,48 @@ build_guest_programs() {
 	mkdir -p "$out"
 	make -s -C "$SRC" O="$obj" headers >"$obj/headers.log" 2>&1 ||
 		die "make headers failed (see $obj/headers.log)"
-	# The include flags of the kselftest Makefile (lib.mk): the kernel's
-	# UAPI headers, then tools/include/uapi.
-	local inc="-isystem $obj/usr/include -isystem $SRC/tools/include/uapi"
-	local sel=$SRC/tools/testing/selftests
 	local t
 	for t in "$TOP"/scripts/guest/*.c; do
 		gcc -static -O2 -Wall -Werror -o "$out/$(basename "$t" .c)" "$t" ||
 			die "cannot build $(basename "$t")"
 	done
+	build_kselftests "$obj" "$out" || die "cannot build kselftest $BAD_KSELFTEST"
+}
+GUEST_KSELFTESTS=${GUEST_KSELFTESTS:-"anon_prefault anon_prefault_stress pft"}
+
+# $1 = object dir with headers (make headers), $2 = output dir: builds the
+# kselftests of GUEST_KSELFTESTS that $SRC has, with the include flags of
+# the kselftest Makefile (lib.mk): the UAPI headers, then
+# tools/include/uapi. Fails naming the first that did not build in
+# BAD_KSELFTEST.
+build_kselftests() {
+	local obj=$1 out=$2 t
+	local inc="-isystem $obj/usr/include -isystem $SRC/tools/include/uapi"
+	local sel=$SRC/tools/testing/selftests
 	for t in $GUEST_KSELFTESTS; do
 		[ -f "$sel/mm/$t.c" ] || continue
 		# shellcheck disable=SC2086
 		gcc -static -O2 -Wall -Werror $inc -I"$sel" -I"$sel/mm" \
 			-o "$out/$t" "$sel/mm/$t.c" "$sel/mm/vm_util.c" -lpthread -lm \
-			>"$out/$t.log" 2>&1 || { cat "$out/$t.log" >&2; die "cannot build kselftest $t"; }
+			>"$out/$t.log" 2>&1 || { cat "$out/$t.log" >&2; BAD_KSELFTEST=$t; return 1; }
 	done
+	return 0
 }
-GUEST_KSELFTESTS=${GUEST_KSELFTESTS:-"anon_prefault anon_prefault_stress pft"}
+
+# $1 = patch file: true when it changes nothing the kernel build reads
+# (only Documentation/, tools/testing/ and MAINTAINERS), so that the
+# kernel after it is the kernel before it. Other parts of tools/ (objtool,
+# its headers and libraries) are built with the kernel.
+patch_outside_kernel_build() {
+	local f files
+	files=$(sed -n -e 's|^+++ b/\([^[:space:]]*\).*|\1|p' \
+		-e 's|^--- a/\([^[:space:]]*\).*|\1|p' "$1" | sort -u)
+	[ -n "$files" ] || return 1
+	for f in $files; do
+		case $f in Documentation/*|tools/testing/*|MAINTAINERS) ;; *) return 1 ;; esac
+	done
+	return 0
+}
 
 # Upstream mm selftests run on and off as a regression suite (those that
 # need libraries Debian's static toolchain lacks are left out).

@@ -106,19 +106,45 @@ if [ "$NPATCH" = 0 ]; then
 	if build_kernel "$OBJ_Y"; then pass "build: base tree (empty series), =y"
 	else fail "build: base tree does not build (see $OBJ_Y/build.log)"; fi
 fi
+# A patch that changes nothing the kernel build reads (documentation,
+# selftests) leaves the kernel of the patch before it: it is not rebuilt,
+# and the series' kselftests are built at that patch instead.
+kernel_ok=1 kernel_at=0
 for p in $PATCHES; do
 	i=$((i + 1))
 	(cd "$SRC" && quilt push -q --fuzz=0 >/dev/null) || die "re-applying $p"
+	if [ $kernel_at -gt 0 ] && patch_outside_kernel_build "$TOP/patches/$p"; then
+		log "build $i/$NPATCH: $p changes no kernel build input"
+		ks=$BUILD/kselftests-at-$i
+		rm -rf "$ks" && mkdir -p "$ks"
+		if [ $kernel_ok = 0 ]; then
+			fail "build: $i/$NPATCH $p (=y): the kernel of patch $kernel_at did not build"
+		elif ! make -s -C "$SRC" O="$OBJ_Y" headers >"$OBJ_Y/headers.log" 2>&1; then
+			fail "build: $i/$NPATCH $p (=y): make headers failed (see $OBJ_Y/headers.log)"
+		elif build_kselftests "$OBJ_Y" "$ks"; then
+			pass "build: $i/$NPATCH $p (=y): kernel unchanged since patch $kernel_at (no kernel build input touched), kselftests build"
+		else
+			fail "build: $i/$NPATCH $p (=y): kselftest $BAD_KSELFTEST does not build (see $ks/$BAD_KSELFTEST.log)"
+		fi
+		continue
+	fi
 	log "build $i/$NPATCH: $p"
 	configure_kernel "$OBJ_Y" y
+	kernel_at=$i
 	if build_kernel "$OBJ_Y"; then
+		kernel_ok=1
 		pass "build: $i/$NPATCH $p (=y)"
 	else
+		kernel_ok=0
 		fail "build: $i/$NPATCH $p (=y) does not build (see $OBJ_Y/build.log)"
 	fi
 done
 cp "$OBJ_Y/build.log" "$BUILD/build-y.log" 2>/dev/null
 step build "building the top of the series with CONFIG_ANON_PREFAULT=n"
+# From a copy of the =y objects: Kbuild rebuilds what depends on the
+# option (fixdep records every CONFIG_ symbol an object reads).
+rm -rf "$OBJ_N"
+[ -f "$OBJ_Y/.config" ] && cp -a "$OBJ_Y" "$OBJ_N"
 configure_kernel "$OBJ_N" n
 if build_kernel "$OBJ_N"; then pass "build: top of series (=n)"
 else fail "build: top of series (=n) does not build (see $OBJ_N/build.log)"; fi
