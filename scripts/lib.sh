@@ -212,8 +212,14 @@ configure_kernel() {
 series_files() {
 	local p
 	for p in $(series_patches); do
-		[ -f "$TOP/patches/$p" ] && sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$TOP/patches/$p"
+		[ -f "$TOP/patches/$p" ] && patch_files "$TOP/patches/$p"
 	done | sort -u
+}
+
+# The files patch $1 changes, adds or deletes (its ---/+++ lines).
+patch_files() {
+	sed -n -e 's|^+++ b/\([^[:space:]]*\).*|\1|p' \
+		-e 's|^--- a/\([^[:space:]]*\).*|\1|p' "$1" | sort -u
 }
 
 # $1 = object dir. Builds bzImage; a compiler warning in any file the series
@@ -282,8 +288,7 @@ build_kselftests() {
 # its headers and libraries) are built with the kernel.
 patch_outside_kernel_build() {
 	local f files
-	files=$(sed -n -e 's|^+++ b/\([^[:space:]]*\).*|\1|p' \
-		-e 's|^--- a/\([^[:space:]]*\).*|\1|p' "$1" | sort -u)
+	files=$(patch_files "$1")
 	[ -n "$files" ] || return 1
 	for f in $files; do
 		case $f in Documentation/*|tools/testing/*|MAINTAINERS) ;; *) return 1 ;; esac
