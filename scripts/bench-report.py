@@ -7,9 +7,12 @@ Reads the "bench" suite of the guest report, prints per mode the
 seed-style table (medians over rounds), a summary with the median of the
 per-round ratios to "off" (min-max, number of rounds),
 sparse-pattern RSS, fork/exec churn, the fragmented-memory case and the
-memory-cgroup pressure case, and
-writes OUTDIR/bench-raw.csv, OUTDIR/bench-summary.csv and, when gnuplot is
-installed, OUTDIR/bench.png (fault/wsec against threads, one line a mode).
+memory-cgroup pressure case and the real programs (suite "real": wall
+time, minor faults and peak RSS of each workload, ratios to off), and
+writes OUTDIR/bench-raw.csv, OUTDIR/bench-summary.csv, OUTDIR/real-raw.csv
+and, when gnuplot is installed, OUTDIR/bench.png (fault/wsec against
+threads, one line a mode) and OUTDIR/real.png (wall time of each real
+workload relative to off, one bar a mode).
 Exits 1 when a mode of a section produced fewer rows than it has rounds.
 """
 import csv
@@ -26,12 +29,14 @@ FIELDS = ['gb', 'reps', 'workers', 'user_s', 'sys_s', 'wall_s',
 MODES = ['off', 'on', 'on-max', 'mthp64k', 'populate']
 PRESSURE = ['rss_before_kb', 'rss_after_kb', 'oom_kill', 'pressure_ms',
             'holder']
+REAL = ['wall_s', 'minflt', 'majflt', 'maxrss_kb', 'user_s', 'sys_s',
+        'ap_fault', 'ap_page', 'ap_fallback']
 
 
-def bench_lines(path):
+def bench_lines(path, suite='bench'):
     text = open(path, encoding='utf-8', errors='replace').read()
     text = text.replace('\r', '')
-    m = re.search(r'^@@AP BEGIN bench\n(.*?)^@@AP END bench', text,
+    m = re.search(r'^@@AP BEGIN %s\n(.*?)^@@AP END %s' % (suite, suite), text,
                   re.S | re.M)
     return m.group(1).split('\n') if m else []
 
@@ -67,6 +72,20 @@ def parse(lines):
         elif line.startswith('# '):
             notes.append(line[2:])
     return data, churn, pressure, meta, notes
+
+
+def parse_real(lines):
+    """The rows and meta lines of the real-workload suite."""
+    rows, meta, notes = [], {}, []
+    for line in lines:
+        f = line.strip().split(',')
+        if f[0] == 'real' and len(f) == 4 + len(REAL):
+            rows.append(dict(zip(['workload', 'mode', 'round'] + REAL, f[1:])))
+        elif f[0] == 'meta' and len(f) == 3:
+            meta[f[1]] = f[2]
+        elif line.startswith('# '):
+            notes.append(line[2:])
+    return rows, meta, notes
 
 
 def ratio(a, b):
@@ -126,6 +145,111 @@ def missing_cells(data, churn, pressure, meta):
             if n < rounds:
                 out.append('%s %s: %d of %d rounds' % (name, m, n, rounds))
     return out
+
+
+def real_missing(rows, meta):
+    """The (workload, mode) cells of the real section with missing rounds."""
+    rounds = int(meta.get('real_rounds', '1'))
+    out = []
+    for w in meta.get('real_workloads', '').split():
+        for m in meta.get('real_modes', '').split():
+            n = sum(1 for r in rows if r['workload'] == w and r['mode'] == m)
+            if n < rounds:
+                out.append('real %s %s: %d of %d rounds' % (w, m, n, rounds))
+    return out
+
+
+def real_ratios(rows, workload, mode, key):
+    """Per-round ratios of @key of @workload, @mode to off."""
+    sel = [r for r in rows if r['workload'] == workload]
+    return round_ratios(sel, mode, key)
+
+
+def real_report(rows, meta, notes, out):
+    """Prints the real-workload tables, writes real-raw.csv and real.png;
+    returns the summary rows."""
+    workloads = meta.get('real_workloads', '').split()
+    modes = [m for m in meta.get('real_modes', '').split() if m != 'off']
+    summary = []
+    for n in notes:
+        print(n)
+    print('\nReal programs (Debian\'s binaries in the guest): off in absolute'
+          ' terms (medians), the other modes as the median of per-round'
+          ' ratios to off (min-max, rounds)')
+    tables = [('wall time', 'wall_s', '%7.2fs'),
+              ('minor faults (whole process tree)', 'minflt', '%8.0f'),
+              ('peak RSS (largest process, KiB)', 'maxrss_kb', '%8.0f')]
+    for title, key, fmt in tables:
+        print('\n%s' % title)
+        print('%-6s %10s' % ('', 'off') + ''.join('%24s' % m for m in modes))
+        for w in workloads:
+            off = [r for r in rows if r['workload'] == w and r['mode'] == 'off']
+            cells = [fmt % med(off, key) if off else '-']
+            for m in modes:
+                cells.append('%24s' % fmt_ratios(real_ratios(rows, w, m, key)))
+            print('%-6s %10s' % (w, cells[0]) + ''.join(cells[1:]))
+    print('\npages mapped ahead per run (anon_prefault_page), median')
+    print('%-6s' % '' + ''.join('%10s' % m for m in ['off'] + modes))
+    for w in workloads:
+        cells = []
+        for m in ['off'] + modes:
+            sel = [r for r in rows if r['workload'] == w and r['mode'] == m]
+            cells.append('%10.0f' % med(sel, 'ap_page') if sel else '%10s' % '-')
+        print('%-6s' % w + ''.join(cells))
+    for w in workloads:
+        for m in ['off'] + modes:
+            sel = [r for r in rows if r['workload'] == w and r['mode'] == m]
+            if not sel:
+                continue
+            row = dict(workload=w, mode=m, rounds=len(sel))
+            row.update({k: med(sel, k) for k in REAL})
+            for k in ('wall_s', 'minflt', 'maxrss_kb'):
+                rr = real_ratios(rows, w, m, k) if m != 'off' else []
+                row[k + '_ratio'] = statistics.median(rr) if rr else float('nan')
+                row[k + '_ratio_min'] = min(rr) if rr else float('nan')
+                row[k + '_ratio_max'] = max(rr) if rr else float('nan')
+            summary.append(row)
+    with open(os.path.join(out, 'real-raw.csv'), 'w', newline='') as fh:
+        w = csv.writer(fh)
+        w.writerow(['workload', 'mode', 'round'] + REAL)
+        for r in rows:
+            w.writerow([r['workload'], r['mode'], r['round']] + [r[k] for k in REAL])
+    with open(os.path.join(out, 'real-summary.csv'), 'w', newline='') as fh:
+        w = csv.DictWriter(fh, fieldnames=list(summary[0]) if summary else ['workload'])
+        w.writeheader()
+        for row in summary:
+            w.writerow(row)
+    print('\nCSV: %s/real-raw.csv, %s/real-summary.csv' % (out, out))
+    if shutil.which('gnuplot') and summary and modes:
+        dat = os.path.join(out, 'real-plot.dat')
+        with open(dat, 'w') as fh:
+            fh.write('workload %s\n' % ' '.join(modes))
+            for wl in workloads:
+                vals = []
+                for m in modes:
+                    v = next((x['wall_s_ratio'] for x in summary
+                              if x['workload'] == wl and x['mode'] == m), float('nan'))
+                    vals.append('%.4f' % v if v == v else '?')
+                fh.write('%s %s\n' % (wl, ' '.join(vals)))
+        png = os.path.join(out, 'real.png')
+        cols = ', '.join("'%s' using %d:xtic(1) title columnheader(%d)"
+                         % (dat, i + 2, i + 2) for i in range(len(modes)))
+        script = ("set terminal pngcairo size 800,500 noenhanced\n"
+                  "set output '%s'\n"
+                  "set title 'Real programs: wall time relative to off "
+                  "(median of per-round ratios; below 1 is faster)'\n"
+                  "set style data histogram\nset style histogram cluster gap 1\n"
+                  "set style fill solid border -1\nset boxwidth 0.9\n"
+                  "set ylabel 'wall time / off'\nset yrange [0:*]\n"
+                  "set key outside right top\nset grid ytics\n"
+                  "plot %s, 1 with lines lt 0 notitle\n" % (png, cols))
+        r = subprocess.run(['gnuplot'], input=script, text=True,
+                           capture_output=True)
+        if r.returncode == 0:
+            print('Plot: %s' % png)
+        else:
+            print('gnuplot failed: %s' % r.stderr.strip(), file=sys.stderr)
+    return summary
 
 
 def main():
@@ -275,6 +399,10 @@ def main():
         for s in summary:
             w.writerow(s)
     print('\nCSV: %s/bench-raw.csv, %s/bench-summary.csv' % (out, out))
+    real_rows, real_meta, real_notes = parse_real(bench_lines(sys.argv[1], 'real'))
+    if real_meta:
+        real_report(real_rows, real_meta, real_notes, out)
+        missing += real_missing(real_rows, real_meta)
     if missing:
         print('bench-report: no data for: %s' % ', '.join(missing),
               file=sys.stderr)

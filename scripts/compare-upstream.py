@@ -83,11 +83,16 @@ def binaries(body, mode):
     return out
 
 
-def differences(a, b):
+def case_differences(a, b):
+    """The cases whose results differ between runs @a (on) and @b (off)."""
     return ['%s on=%s off=%s' % (k, a['cases'].get(k, 'missing'),
                                  b['cases'].get(k, 'missing'))
             for k in sorted(set(a['cases']) | set(b['cases']))
-            if a['cases'].get(k, 'missing') != b['cases'].get(k, 'missing')] or \
+            if a['cases'].get(k, 'missing') != b['cases'].get(k, 'missing')]
+
+
+def differences(a, b):
+    return case_differences(a, b) or \
         ['exit status on %d off %d' % (a['rc'], b['rc'])]
 
 
@@ -175,11 +180,7 @@ def main():
                 excused.setdefault(why, []).append(msg)
             else:
                 bad.append(msg)
-        diff = []
-        for k in sorted(set(a['cases']) | set(b['cases'])):
-            x, y = a['cases'].get(k, 'missing'), b['cases'].get(k, 'missing')
-            if x != y:
-                diff.append('%s on=%s off=%s' % (k, x, y))
+        diff = case_differences(a, b)
         if diff:
             bad.insert(0, 'differs%s: %s'
                        % (' after %d retries' % retries[name]

@@ -30,9 +30,22 @@ CURRENT_STEP=""
 # Cleanup on SIGINT/SIGTERM: the temporary directories listed in
 # AP_TMPDIRS are removed, QEMU and the builds (our children) are stopped.
 AP_TMPDIRS=""
+# AP_BGPIDS: background jobs (builds) stopped with all their descendants.
+AP_BGPIDS=""
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
+	kill -TERM "$1" 2>/dev/null
+}
+stop_background() {
+	local p
+	for p in $AP_BGPIDS; do kill_tree "$p"; done
+	AP_BGPIDS=""
+}
 on_signal() {
 	trap - INT TERM
 	log "interrupted: stopping QEMU and builds, removing temporary files"
+	stop_background
 	pkill -TERM -P $$ 2>/dev/null
 	pkill -TERM -f "qemu-system-x86_64 .*$BUILD/" 2>/dev/null
 	# shellcheck disable=SC2086
@@ -71,7 +84,7 @@ die() {
 # Debian packages the harness needs (python3 may come from elsewhere).
 PKGS="build-essential flex bison bc libelf-dev libssl-dev cpio qemu-system-x86
 busybox-static quilt ccache rsync linux-source-6.12 gnuplot-nox perl git xz-utils
-stress-ng trinity"
+stress-ng trinity python3.11"
 
 ensure_packages() {
 	step deps "checking Debian packages"
@@ -341,29 +354,63 @@ build_upstream_tests() {
 # Debian's programs the external stress runs in the guest (make test).
 EXTERNAL_PROGRAMS="/usr/bin/stress-ng /usr/bin/trinity"
 
-# $1 = initramfs root, $2... = dynamically linked programs of the host:
-# copies each into /usr/bin with the shared libraries ldd names.
+# Debian's programs of make run's real-workload section
+# (scripts/guest/realwork.sh): gcc (driver, cc1, as) and make, dash with
+# GNU sed, grep, awk (mawk) and coreutils, python3.11 with its standard
+# library, sort and xz.
+REAL_PROGRAMS="/usr/bin/gcc /usr/lib/gcc/x86_64-linux-gnu/12/cc1 /usr/bin/as
+/usr/bin/make /bin/dash /bin/sed /bin/grep /usr/bin/awk /usr/bin/expr
+/usr/bin/tr /usr/bin/cat /usr/bin/rm /usr/bin/sort /usr/bin/uniq /usr/bin/wc
+/usr/bin/cksum /usr/bin/xz /usr/bin/python3.11 /usr/lib/python3.11"
+
+# The kernel sources the compiler workload compiles (preprocessed on the
+# host with the flags of the =y build).
+REAL_CC_FILES=${REAL_CC_FILES:-"mm/mmap.c fs/exec.c"}
+
+# Parts of a copied directory the guest never needs (Python's test suite,
+# GUI, packaging and static library).
+HOST_TREE_EXCLUDES="test/ idlelib/ tkinter/ turtledemo/ lib2to3/ ensurepip/
+pydoc_data/ distutils/ site-packages/ dist-packages/ config-*/"
+
+# $1 = initramfs root, $2... = programs and directories of the host:
+# a program of /bin or /usr/bin goes to /usr/bin under its own name,
+# anything else (cc1, a library directory) to the same path; programs
+# come with the shared libraries ldd names.
 copy_host_programs() {
-	local root=$1 prog lib
+	local root=$1 prog lib libs dest x ex=()
 	shift
+	for x in $HOST_TREE_EXCLUDES; do ex+=("--exclude=$x"); done
 	for prog in "$@"; do
+		if [ -d "$prog" ]; then
+			mkdir -p "$root$prog"
+			rsync -a "${ex[@]}" "$prog/" "$root$prog/" ||
+				die "cannot copy $prog"
+			continue
+		fi
 		[ -x "$prog" ] || die "$prog missing (see PKGS in scripts/lib.sh)"
-		install -D -m 755 "$prog" "$root/usr/bin/$(basename "$prog")" ||
+		libs=$(ldd "$prog" 2>&1)
+		case $libs in
+		*"not found"*) die "$prog: a shared library is missing on this machine" ;;
+		esac
+		case $prog in
+		/bin/*|/usr/bin/*) dest=/usr/bin/$(basename "$prog") ;;
+		*) dest=$prog ;;
+		esac
+		install -D -m 755 "$(readlink -f "$prog")" "$root$dest" ||
 			die "cannot copy $prog"
-		for lib in $(ldd "$prog" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
-					     $1 ~ /^\// { print $1 }'); do
+		for lib in $(printf '%s\n' "$libs" |
+			     awk '$2 == "=>" && $3 ~ /^\// { print $3 }
+				  $1 ~ /^\// { print $1 }'); do
 			[ -f "$root$lib" ] && continue
 			install -D -m 755 "$(readlink -f "$lib")" "$root$lib" ||
 				die "cannot copy $lib (needed by $prog)"
 		done
-		[ -n "$(ldd "$prog" | grep 'not found')" ] &&
-			die "$prog: a shared library is missing on this machine"
 	done
 	return 0
 }
 
-# $1 = program dir, $2 = output cpio.gz, $3... = host programs to add
-# (copy_host_programs).
+# $1 = program dir, $2 = output cpio.gz, $3... = host programs and
+# directories to add (copy_host_programs).
 make_initramfs() {
 	local progs=$1 out=$2 root
 	shift 2

@@ -27,8 +27,18 @@ configure_kernel "$OBJ_Y" y
 step build "building bzImage (log: $OBJ_Y/build.log)"
 build_kernel "$OBJ_Y" || die "kernel build failed (see $OBJ_Y/build.log)"
 step guest "building the guest programs and the initramfs"
+rm -rf "$BUILD/guest"
 build_guest_programs "$OBJ_Y" "$BUILD/guest"
-make_initramfs "$BUILD/guest" "$BUILD/initramfs.cpio.gz"
+REAL=0
+if [ -f "$SRC/mm/anon_prefault.c" ] && [ "${AP_REAL:-1}" != 0 ]; then
+	step real "preprocessing the compiler workload ($REAL_CC_FILES)"
+	python3 "$TOP/scripts/real-prep.py" "$OBJ_Y" "$BUILD/guest/real/cc" $REAL_CC_FILES ||
+		die "cannot prepare the compiler workload"
+	REAL=1
+fi
+# shellcheck disable=SC2086
+make_initramfs "$BUILD/guest" "$BUILD/initramfs.cpio.gz" \
+	$([ $REAL = 1 ] && echo $REAL_PROGRAMS)
 step boot "booting the guest (job: run)"
 out=$BUILD/boot-run
 boot_guest "$OBJ_Y/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$out" run ||

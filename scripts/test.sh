@@ -16,6 +16,7 @@ summary() {
 }
 on_exit() {
 	local rc=$?
+	stop_background
 	if [ $SUMMARY_DONE = 0 ]; then
 		[ $rc -ne 0 ] && fail "step ${CURRENT_STEP:-setup} aborted the run (see the error above)"
 		summary
@@ -108,8 +109,9 @@ if [ "$NPATCH" = 0 ]; then
 fi
 # A patch that changes nothing the kernel build reads (documentation,
 # selftests) leaves the kernel of the patch before it: it is not rebuilt,
-# and the series' kselftests are built at that patch instead.
-kernel_ok=1 kernel_at=0
+# and the series' kselftests are built at that patch instead (against the
+# uapi headers of that kernel, installed once).
+kernel_ok=1 kernel_at=0 headers_at=0
 for p in $PATCHES; do
 	i=$((i + 1))
 	(cd "$SRC" && quilt push -q --fuzz=0 >/dev/null) || die "re-applying $p"
@@ -119,9 +121,10 @@ for p in $PATCHES; do
 		rm -rf "$ks" && mkdir -p "$ks"
 		if [ $kernel_ok = 0 ]; then
 			fail "build: $i/$NPATCH $p (=y): the kernel of patch $kernel_at did not build"
-		elif ! make -s -C "$SRC" O="$OBJ_Y" headers >"$OBJ_Y/headers.log" 2>&1; then
+		elif [ $headers_at != $kernel_at ] &&
+		     ! make -s -C "$SRC" O="$OBJ_Y" headers >"$OBJ_Y/headers.log" 2>&1; then
 			fail "build: $i/$NPATCH $p (=y): make headers failed (see $OBJ_Y/headers.log)"
-		elif build_kselftests "$OBJ_Y" "$ks"; then
+		elif headers_at=$kernel_at && build_kselftests "$OBJ_Y" "$ks"; then
 			pass "build: $i/$NPATCH $p (=y): kernel unchanged since patch $kernel_at (no kernel build input touched), kselftests build"
 		else
 			fail "build: $i/$NPATCH $p (=y): kselftest $BAD_KSELFTEST does not build (see $ks/$BAD_KSELFTEST.log)"
@@ -140,15 +143,55 @@ for p in $PATCHES; do
 	fi
 done
 cp "$OBJ_Y/build.log" "$BUILD/build-y.log" 2>/dev/null
-step build "building the top of the series with CONFIG_ANON_PREFAULT=n"
-# From a copy of the =y objects: Kbuild rebuilds what depends on the
-# option (fixdep records every CONFIG_ symbol an object reads).
-rm -rf "$OBJ_N"
+log "=y builds done after $(( $(date +%s) - START ))s"
+
+HAS_FEATURE=0
+[ -f "$SRC/mm/anon_prefault.c" ] && HAS_FEATURE=1
+DEBUG=0
+[ $HAS_FEATURE = 1 ] && [ "${SKIP_DEBUG:-0}" != 1 ] && DEBUG=1
+OBJ_D=$BUILD/obj-debug
+
+# The =n kernel (top of the series) and the debug kernel build in the
+# background at nice 19 while the =y kernel boots: the guests' vCPUs come
+# first, the builds take the host time the guests leave idle. =n starts
+# from a copy of the =y objects (Kbuild's fixdep rebuilds what reads
+# CONFIG_ANON_PREFAULT). Each build leaves its exit status in
+# $BUILD/bg-NAME.rc and its progress in $BUILD/bg-builds.log.
+step build "building =n and the debug kernel in the background (log: $BUILD/bg-builds.log)"
+rm -rf "$OBJ_N" "$BUILD"/bg-*.rc
 [ -f "$OBJ_Y/.config" ] && cp -a "$OBJ_Y" "$OBJ_N"
-configure_kernel "$OBJ_N" n
-if build_kernel "$OBJ_N"; then pass "build: top of series (=n)"
-else fail "build: top of series (=n) does not build (see $OBJ_N/build.log)"; fi
-log "builds done after $(( $(date +%s) - START ))s"
+(
+	renice -n 19 -p $BASHPID >/dev/null
+	t=$(date +%s)
+	(configure_kernel "$OBJ_N" n && build_kernel "$OBJ_N")
+	echo $? >"$BUILD/bg-n.rc"
+	log "=n build finished after $(( $(date +%s) - t ))s"
+	if [ $DEBUG = 1 ]; then
+		t=$(date +%s)
+		(EXTRA_CONFIGS="$TOP/configs/debug.config" configure_kernel "$OBJ_D" y &&
+			build_kernel "$OBJ_D")
+		echo $? >"$BUILD/bg-debug.rc"
+		log "debug build finished after $(( $(date +%s) - t ))s"
+	fi
+) >"$BUILD/bg-builds.log" 2>&1 &
+BG_BUILDS=$!
+AP_BGPIDS="$AP_BGPIDS $BG_BUILDS"
+
+# wait_build NAME: waits for the background build NAME (n|debug) and
+# returns its exit status.
+wait_build() {
+	local rc
+	step "build-$1" "waiting for the background build of the $1 kernel"
+	while ! [ -f "$BUILD/bg-$1.rc" ]; do
+		kill -0 $BG_BUILDS 2>/dev/null || break
+		sleep 5
+	done
+	rc=$(cat "$BUILD/bg-$1.rc" 2>/dev/null)
+	log "$1 kernel: build status ${rc:-none} at +$(( $(date +%s) - START ))s"
+	[ "$rc" = 0 ] && return 0
+	tail -n 30 "$BUILD/bg-builds.log" >&2
+	return 1
+}
 
 # 5./6. Boot the kernels; the guest runs the tests.
 step guest "building the guest programs and the initramfs"
@@ -220,9 +263,6 @@ boot_and_check() {
 	[ -f "$out/results.log" ]
 }
 
-HAS_FEATURE=0
-[ -f "$SRC/mm/anon_prefault.c" ] && HAS_FEATURE=1
-
 # The suites a job must report (scripts/guest/jobs.sh), $1 = job.
 suites_of() {
 	local s="smoke,feature"
@@ -247,8 +287,22 @@ if INITRD=$BUILD/initramfs-ext.cpio.gz boot_and_check guest-y "$OBJ_Y" test \
 	fi
 fi
 
+# OOM and NUMA placement: the =y kernel in a small guest with two nodes.
+# The stock kernel may warn when an OOM victim's own faulting page (the
+# zeroed movable folio of do_anonymous_page) cannot be had; that line is
+# expected there. Speculative pages carry __GFP_NOWARN and never warn.
+OOM_VICTIM_WARNING='page allocation failure: order:0, mode:0x[0-9a-f]+[(]GFP_HIGHUSER_MOVABLE[|]__GFP_COMP[|]__GFP_ZERO[)]'
+if [ $HAS_FEATURE = 1 ] &&
+   boot_and_check guest-limits "$OBJ_Y" limits SMP=2 MEM=256M GUEST_APPEND="numa=fake=2" \
+	CONSOLE_ALLOW="$OOM_VICTIM_WARNING"; then
+	count_results guest-limits "$BUILD/boot-guest-limits/results.log" \
+		"$(suites_of limits)"
+fi
+
 # =n: the kernel boots, the sysctl is absent, the feature's tests SKIP.
-if boot_and_check guest-n "$OBJ_N" test; then
+if ! wait_build n; then
+	fail "build: top of series (=n) does not build (see $OBJ_N/build.log)"
+elif pass "build: top of series (=n)" && boot_and_check guest-n "$OBJ_N" test; then
 	res=$(python3 "$TOP/scripts/parse-results.py" --expect "$(suites_of test-n)" \
 		"$BUILD/boot-guest-n/results.log")
 	while IFS=$'\t' read -r st desc; do
@@ -296,24 +350,9 @@ if [ $HAS_FEATURE = 1 ] && [ -f "$BUILD/boot-guest-y/results.log" ]; then
 	done
 fi
 
-# OOM and NUMA placement: the =y kernel in a small guest with two nodes.
-# The stock kernel may warn when an OOM victim's own faulting page (the
-# zeroed movable folio of do_anonymous_page) cannot be had; that line is
-# expected there. Speculative pages carry __GFP_NOWARN and never warn.
-OOM_VICTIM_WARNING='page allocation failure: order:0, mode:0x[0-9a-f]+[(]GFP_HIGHUSER_MOVABLE[|]__GFP_COMP[|]__GFP_ZERO[)]'
-if [ $HAS_FEATURE = 1 ] &&
-   boot_and_check guest-limits "$OBJ_Y" limits SMP=2 MEM=256M GUEST_APPEND="numa=fake=2" \
-	CONSOLE_ALLOW="$OOM_VICTIM_WARNING"; then
-	count_results guest-limits "$BUILD/boot-guest-limits/results.log" \
-		"$(suites_of limits)"
-fi
-
 # The debug kernel: KASAN, lockdep, DEBUG_VM, DEBUG_PAGEALLOC.
-if [ $HAS_FEATURE = 1 ] && [ "${SKIP_DEBUG:-0}" != 1 ]; then
-	step debug "building the debug kernel (configs/debug.config)"
-	OBJ_D=$BUILD/obj-debug
-	EXTRA_CONFIGS="$TOP/configs/debug.config" configure_kernel "$OBJ_D" y
-	if build_kernel "$OBJ_D"; then
+if [ $DEBUG = 1 ]; then
+	if wait_build debug; then
 		pass "build: top of series, debug kernel (KASAN, lockdep, DEBUG_VM)"
 		if INITRD=$BUILD/initramfs-ext.cpio.gz boot_and_check guest-debug \
 			"$OBJ_D" debug SMP=2 GUEST_APPEND="ap.stress=${DEBUG_STRESS_SECS:-60} \
@@ -325,6 +364,8 @@ ap.sng=${SNG_SECS:-20} ap.trinity=${TRINITY_SEED:-1} ap.trinity_n=${TRINITY_CALL
 		fail "build: debug kernel does not build (see $OBJ_D/build.log)"
 	fi
 fi
+wait $BG_BUILDS 2>/dev/null
+AP_BGPIDS=""
 
 log "make test took $(( $(date +%s) - START ))s"
 summary

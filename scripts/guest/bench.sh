@@ -3,53 +3,17 @@
 # Benchmark driver run in the guest by "make run" (job "run"). Prints raw
 # results as "data,..." lines that scripts/bench-report.py turns into the
 # tables, ratios, CSV and plot; everything else is a "# " comment.
-# Modes: off (sysctl 0, THP never), on (default window), on-max (window
-# PAGEVEC_SIZE), mthp64k (sysctl 0, 64K mTHP always), populate
-# (MADV_POPULATE_WRITE, sysctl 0). Modes alternate inside every round and
-# their order rotates from round to round; after every mode switch a short
-# run (8 MiB) is made and discarded, so that no measured run is the first
-# one after a sysctl flip.
+# Modes: see modes.sh (off, on, on-max, mthp64k, populate). Modes
+# alternate inside every round and their order rotates from round to
+# round; after every mode switch a short run (8 MiB) is made and
+# discarded, so that no measured run is the first one after a sysctl flip.
 
 ROUNDS=${AP_ROUNDS:-5}
 SIZE=${AP_SIZE:-64M}
 CHURN=${AP_CHURN:-300}
 NCPU=$(grep -c ^processor /proc/cpuinfo)
 MODES="off on on-max mthp64k populate"
-THP=/sys/kernel/mm/transparent_hugepage
-PF=/proc/sys/vm/anon_prefault
-MAXP=/proc/sys/vm/anon_prefault_max_pages
-
-thp_set() { # $1: never|always for 64K; everything else never
-	for f in $THP/enabled $THP/hugepages-*/enabled; do
-		[ -w "$f" ] && echo never >"$f"
-	done
-	[ "$1" = always ] && echo always >$THP/hugepages-64kB/enabled
-}
-
-# mode NAME: switch the knobs; prints the pft flags the mode needs
-mode() {
-	case $1 in
-	off) echo 0 >$PF; thp_set never; echo "" ;;
-	on) echo 1 >$PF; echo 16 >$MAXP; thp_set never; echo "" ;;
-	on-max) echo 1 >$PF; echo 31 >$MAXP; thp_set never; echo "" ;;
-	mthp64k) echo 0 >$PF; thp_set always; echo "-H" ;;
-	populate) echo 0 >$PF; thp_set never; echo "-P" ;;
-	esac
-}
-
-# rotated ROUND MODE...: the modes, starting with the ROUND-th (1-based,
-# wrapping around).
-rotated() {
-	k=$((($1 - 1) % ($# - 1)))
-	shift
-	head="" tail=""
-	i=0
-	for m in "$@"; do
-		if [ $i -lt $k ]; then tail="$tail $m"; else head="$head $m"; fi
-		i=$((i + 1))
-	done
-	echo $head $tail
-}
+. /ap/modes.sh
 
 pft_run() { # section mode threads round [pft args...]
 	sec=$1 m=$2 t=$3 r=$4

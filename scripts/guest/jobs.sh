@@ -71,7 +71,8 @@ ext_fuzz() {
 # debug job with trinity.
 # ap.job=debug: the kselftests and the stress test on the debug kernel.
 # ap.job=limits: OOM and NUMA placement (small guest with two nodes).
-# ap.job=run: the benchmark.
+# ap.job=run: the benchmark, then the real programs (when the initramfs
+# carries them: make run adds them).
 run_job() {
 	thp_never
 	case $1 in
@@ -107,6 +108,7 @@ run_job() {
 		suite smoke smoke
 		suite feature feature_report
 		suite bench sh /ap/bench.sh
+		[ -d /ap/real ] && suite real sh /ap/realwork.sh
 		;;
 	*)
 		echo "unknown ap.job '$1'" >$REPORT

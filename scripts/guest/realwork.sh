@@ -1,0 +1,119 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Real programs, run in the guest by "make run" after bench.sh (job "run"):
+# Debian's programs, copied into the initramfs with their libraries.
+#   cc    make -jNCPU with gcc over preprocessed kernel sources (the kernel's
+#         own flags): a kernel-compile proxy
+#   sh    dash running a configure-style script (real-configure.sh): many
+#         short sed, grep, awk, expr, tr and cat processes
+#   py    python3.11 building, sorting and serialising lists and dicts
+#   sort  GNU sort over a generated text file
+#   xz    xz -6 compressing a generated text file
+# Modes off, on, on-max and mthp64k (modes.sh). In each round every
+# workload runs once in every mode, the order of the modes rotating from
+# round to round; round 0 is a warm-up and is discarded. Each run prints
+#   real,WORKLOAD,MODE,ROUND,wall_s,minflt,majflt,maxrss_kb,user_s,sys_s,
+#        ap_fault,ap_page,ap_fallback
+# (ap_real: wait4() rusage of the whole process tree, /proc/vmstat
+# deltas). Every run must produce the same output (cksum) as the first
+# run of its workload: one TAP result per workload.
+
+ROUNDS=${AP_REAL_ROUNDS:-3}
+MODES="off on on-max mthp64k"
+WORKLOADS="cc sh py sort xz"
+NCPU=$(grep -c ^processor /proc/cpuinfo)
+SH_CHECKS=${AP_REAL_SH:-40}
+PY_RECORDS=${AP_REAL_PY:-200000}
+SORT_MIB=${AP_REAL_SORT:-32}
+XZ_MIB=${AP_REAL_XZ:-1}
+W=/tmp/real
+. /ap/modes.sh
+# Debian's programs before busybox's.
+PATH=/usr/bin:$PATH
+export PATH
+
+# run_workload NAME: runs it; sets OUT (ap_real's line) and SUM (cksum
+# of what it produced).
+run_workload() {
+	case $1 in
+	cc)
+		make -s -C $W/cc clean >/dev/null 2>&1
+		OUT=$(/ap/ap_real $W/cc make -s -j"$NCPU") || return 1
+		SUM=$(cat $W/cc/*.o | cksum) ;;
+	sh)
+		rm -f $W/sh/config.*
+		OUT=$(/ap/ap_real $W/sh dash /ap/real-configure.sh "$SH_CHECKS") || return 1
+		SUM=$(cat $W/sh/config.h $W/sh/config.mk | cksum) ;;
+	py)
+		OUT=$(/ap/ap_real $W/py python3.11 -I /ap/real-python.py "$PY_RECORDS") ||
+			return 1
+		SUM=$(cksum <$W/py/out.log) ;;
+	sort)
+		rm -f $W/sort/sorted
+		OUT=$(/ap/ap_real $W/sort sort -o sorted ../sort.in) || return 1
+		SUM=$(cksum <$W/sort/sorted) ;;
+	xz)
+		OUT=$(/ap/ap_real $W/xz xz -6 -T1 -c ../xz.in) || return 1
+		SUM=$(cksum <$W/xz/out.log) ;;
+	esac
+	return 0
+}
+
+echo "TAP version 13"
+n=0
+for w in $WORKLOADS; do n=$((n + 1)); done
+echo "1..$n"
+if ! [ -f $PF ]; then
+	i=0
+	for w in $WORKLOADS; do
+		i=$((i + 1))
+		echo "ok $i $w # SKIP vm.anon_prefault not in this kernel"
+	done
+	exit 0
+fi
+for w in $WORKLOADS; do mkdir -p $W/$w; done
+cp /ap/real/cc/* $W/cc/
+/ap/ap_real -g "$SORT_MIB" >$W/sort.in
+/ap/ap_real -g "$XZ_MIB" >$W/xz.in
+echo "# real: $NCPU CPUs, $ROUNDS rounds, modes $MODES; cc: $(ls $W/cc/*.i | wc -l) files," \
+	"sh: $SH_CHECKS checks, py: $PY_RECORDS records, sort: $SORT_MIB MiB, xz: $XZ_MIB MiB"
+echo "meta,real_rounds,$ROUNDS"
+echo "meta,real_modes,$MODES"
+echo "meta,real_workloads,$WORKLOADS"
+
+# bad_WORKLOAD: why the workload failed; ref_WORKLOAD: its first output.
+r=0
+while [ $r -le "$ROUNDS" ]; do
+	# Round 0 warms up the page cache and the translator (a program's
+	# second and third runs under TCG are still faster than its first):
+	# its outputs are the references, its times are discarded.
+	for m in $(rotated $((r + 1)) $MODES); do
+		mode "$m" >/dev/null
+		for w in $WORKLOADS; do
+			if ! run_workload "$w"; then
+				eval "bad_$w=\"\$bad_$w $m/round $r failed ($(tail -c 300 $W/$w/out.log | tr '\n' ' '));\""
+				continue
+			fi
+			eval "ref=\$ref_$w"
+			if [ -z "$ref" ]; then
+				eval "ref_$w=\"\$SUM\""
+			elif [ "$ref" != "$SUM" ]; then
+				eval "bad_$w=\"\$bad_$w $m/round $r output differs;\""
+			fi
+			[ $r -gt 0 ] && echo "real,$w,$m,$r,$(echo $OUT | tr ' ' ',')"
+		done
+	done
+	r=$((r + 1))
+done
+mode on >/dev/null
+
+i=0
+for w in $WORKLOADS; do
+	i=$((i + 1))
+	eval "bad=\$bad_$w"
+	if [ -z "$bad" ]; then
+		echo "ok $i $w: every run produced the same output"
+	else
+		echo "not ok $i $w:$bad"
+	fi
+done
