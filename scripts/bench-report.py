@@ -11,7 +11,7 @@ memory-cgroup pressure case and the real programs (suite "real": wall
 time, minor faults and peak RSS of each workload, ratios to off), and
 writes OUTDIR/bench-raw.csv, OUTDIR/bench-summary.csv, OUTDIR/real-raw.csv
 and, when gnuplot is installed, OUTDIR/bench.png (fault/wsec against
-threads, one line a mode) and OUTDIR/real.png (wall time of each real
+threads, one line a mode) and OUTDIR/real.png (speed of each real
 workload relative to off, one bar a mode).
 Exits 1 when a mode of a section produced fewer rows than it has rounds.
 """
@@ -159,10 +159,51 @@ def real_missing(rows, meta):
     return out
 
 
-def real_ratios(rows, workload, mode, key):
-    """Per-round ratios of @key of @workload, @mode to off."""
+def real_ratios(rows, workload, mode, key, invert=False):
+    """Per-round ratios of @key of @workload, @mode to off (off to @mode
+    when @invert: a speed from times)."""
     sel = [r for r in rows if r['workload'] == workload]
-    return round_ratios(sel, mode, key)
+    vals = round_ratios(sel, mode, key)
+    return [1 / v for v in vals if v] if invert else vals
+
+
+# Per-row ratio kinds of the real section: (name, key, inverted).
+REAL_RATIOS = [('speed', 'wall_s', True), ('minflt', 'minflt', False),
+               ('maxrss', 'maxrss_kb', False)]
+
+
+def real_targets(summary, workloads):
+    """Lines checking the targets for the modes of the series: median
+    speed >= 0.98x and every round >= 0.95x, peak RSS within +1%, fewer
+    minor faults for the compiler and the interpreter."""
+    out = []
+    for m in ('on', 'on-max'):
+        for w in workloads:
+            s = next((x for x in summary if x['workload'] == w and x['mode'] == m), None)
+            if not s or s['speed_ratio'] != s['speed_ratio']:
+                continue
+            miss = []
+            if s['speed_ratio'] < 0.98:
+                miss.append('median speed %.2fx < 0.98x' % s['speed_ratio'])
+            if s['speed_ratio_min'] < 0.95:
+                miss.append('a round at %.2fx < 0.95x' % s['speed_ratio_min'])
+            if s['maxrss_ratio'] > 1.01:
+                miss.append('peak RSS %+.1f%%' % (100 * (s['maxrss_ratio'] - 1)))
+            if w in ('cc', 'py') and not s['minflt_ratio'] < 1:
+                miss.append('minor faults %.2fx of off' % s['minflt_ratio'])
+            out.append('  %-7s %-5s %s' % (m, w, 'met' if not miss else
+                                          'MISSED: ' + '; '.join(miss)))
+    return out
+
+
+def gnuplot(script, png):
+    """Runs a gnuplot script that writes @png; says where it is."""
+    r = subprocess.run(['gnuplot'], input=script, text=True,
+                       capture_output=True)
+    if r.returncode == 0:
+        print('Plot: %s' % png)
+    else:
+        print('gnuplot failed: %s' % r.stderr.strip(), file=sys.stderr)
 
 
 def real_report(rows, meta, notes, out):
@@ -176,17 +217,20 @@ def real_report(rows, meta, notes, out):
     print('\nReal programs (Debian\'s binaries in the guest): off in absolute'
           ' terms (medians), the other modes as the median of per-round'
           ' ratios to off (min-max, rounds)')
-    tables = [('wall time', 'wall_s', '%7.2fs'),
-              ('minor faults (whole process tree)', 'minflt', '%8.0f'),
-              ('peak RSS (largest process, KiB)', 'maxrss_kb', '%8.0f')]
-    for title, key, fmt in tables:
+    tables = [('speed: wall time of off / wall time of the mode (above 1.00x'
+               ' is faster; off: its wall time)', 'wall_s', '%7.2fs', True),
+              ('minor faults (whole process tree), ratio to off', 'minflt',
+               '%8.0f', False),
+              ('peak RSS (largest process, KiB), ratio to off', 'maxrss_kb',
+               '%8.0f', False)]
+    for title, key, fmt, inv in tables:
         print('\n%s' % title)
         print('%-6s %10s' % ('', 'off') + ''.join('%24s' % m for m in modes))
         for w in workloads:
             off = [r for r in rows if r['workload'] == w and r['mode'] == 'off']
             cells = [fmt % med(off, key) if off else '-']
             for m in modes:
-                cells.append('%24s' % fmt_ratios(real_ratios(rows, w, m, key)))
+                cells.append('%24s' % fmt_ratios(real_ratios(rows, w, m, key, inv)))
             print('%-6s %10s' % (w, cells[0]) + ''.join(cells[1:]))
     print('\npages mapped ahead per run (anon_prefault_page), median')
     print('%-6s' % '' + ''.join('%10s' % m for m in ['off'] + modes))
@@ -203,12 +247,17 @@ def real_report(rows, meta, notes, out):
                 continue
             row = dict(workload=w, mode=m, rounds=len(sel))
             row.update({k: med(sel, k) for k in REAL})
-            for k in ('wall_s', 'minflt', 'maxrss_kb'):
-                rr = real_ratios(rows, w, m, k) if m != 'off' else []
-                row[k + '_ratio'] = statistics.median(rr) if rr else float('nan')
-                row[k + '_ratio_min'] = min(rr) if rr else float('nan')
-                row[k + '_ratio_max'] = max(rr) if rr else float('nan')
+            for name, k, inv in REAL_RATIOS:
+                rr = real_ratios(rows, w, m, k, inv) if m != 'off' else []
+                row[name + '_ratio'] = statistics.median(rr) if rr else float('nan')
+                row[name + '_ratio_min'] = min(rr) if rr else float('nan')
+                row[name + '_ratio_max'] = max(rr) if rr else float('nan')
             summary.append(row)
+    targets = real_targets(summary, workloads)
+    if targets:
+        print('\nTargets (speed median >= 0.98x, every round >= 0.95x; peak RSS'
+              ' within +1%; fewer minor faults for cc and py):')
+        print('\n'.join(targets))
     with open(os.path.join(out, 'real-raw.csv'), 'w', newline='') as fh:
         w = csv.writer(fh)
         w.writerow(['workload', 'mode', 'round'] + REAL)
@@ -227,7 +276,7 @@ def real_report(rows, meta, notes, out):
             for wl in workloads:
                 vals = []
                 for m in modes:
-                    v = next((x['wall_s_ratio'] for x in summary
+                    v = next((x['speed_ratio'] for x in summary
                               if x['workload'] == wl and x['mode'] == m), float('nan'))
                     vals.append('%.4f' % v if v == v else '?')
                 fh.write('%s %s\n' % (wl, ' '.join(vals)))
@@ -236,19 +285,14 @@ def real_report(rows, meta, notes, out):
                          % (dat, i + 2, i + 2) for i in range(len(modes)))
         script = ("set terminal pngcairo size 800,500 noenhanced\n"
                   "set output '%s'\n"
-                  "set title 'Real programs: wall time relative to off "
-                  "(median of per-round ratios; below 1 is faster)'\n"
+                  "set title 'Real programs: speed relative to off "
+                  "(median of per-round ratios; above 1 is faster)'\n"
                   "set style data histogram\nset style histogram cluster gap 1\n"
                   "set style fill solid border -1\nset boxwidth 0.9\n"
-                  "set ylabel 'wall time / off'\nset yrange [0:*]\n"
+                  "set ylabel 'off wall time / mode wall time'\nset yrange [0:*]\n"
                   "set key outside right top\nset grid ytics\n"
                   "plot %s, 1 with lines lt 0 notitle\n" % (png, cols))
-        r = subprocess.run(['gnuplot'], input=script, text=True,
-                           capture_output=True)
-        if r.returncode == 0:
-            print('Plot: %s' % png)
-        else:
-            print('gnuplot failed: %s' % r.stderr.strip(), file=sys.stderr)
+        gnuplot(script, png)
     return summary
 
 
@@ -426,12 +470,7 @@ def main():
                   "set xlabel 'threads'\nset ylabel 'fault/wsec'\n"
                   "set xtics 1\nset key left top\nset yrange [0:*]\n"
                   "plot %s\n" % (png, plots))
-        r = subprocess.run(['gnuplot'], input=script, text=True,
-                           capture_output=True)
-        if r.returncode == 0:
-            print('Plot: %s' % png)
-        else:
-            print('gnuplot failed: %s' % r.stderr.strip(), file=sys.stderr)
+        gnuplot(script, png)
     return 1 if missing else 0
 
 
