@@ -466,9 +466,9 @@ boot_guest() {
 	rm -f "$out/console.log" "$out/results.log"
 	local accel limit=$BOOT_TIMEOUT t0
 	# The test and debug jobs run the upstream selftests (each pair may be
-	# run three times), the stress tests and stress-ng: 30 minutes; the
-	# others 15.
-	[ -n "$limit" ] || case $job in test|debug) limit=1800 ;; *) limit=900 ;; esac
+	# run three times), the stress tests and stress-ng, the run job the
+	# benchmark and the real programs: 30 minutes; the others 15.
+	[ -n "$limit" ] || case $job in test|debug|run) limit=1800 ;; *) limit=900 ;; esac
 	accel=$(qemu_accel)
 	log "booting ($job): qemu $accel -smp $SMP -m $MEM, timeout ${limit}s, console in $out/console.log"
 	t0=$(date +%s)
