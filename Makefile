@@ -5,10 +5,10 @@
 #   make tree   git work tree of the base with one commit per patch
 #   make export write the work tree back to patches/, series and the copies
 # Variables: KSRC, AP_CACHE, BUILD, SMP, MEM, ACCEL (auto|tcg|kvm), JOBS,
-#            BOOT_TIMEOUT, TREE.
+#            BOOT_TIMEOUT, TREE, REAL_ROUNDS.
 
 SHELL := /bin/bash
-export KSRC AP_CACHE BUILD SMP MEM ACCEL JOBS BOOT_TIMEOUT TREE
+export KSRC AP_CACHE BUILD SMP MEM ACCEL JOBS BOOT_TIMEOUT TREE REAL_ROUNDS
 
 .PHONY: run test tree export clean distclean
 

@@ -4,6 +4,10 @@
 # benchmark job in the guest and print its report.
 . "$(dirname "$0")/lib.sh"
 
+REAL_ROUNDS=${REAL_ROUNDS:-3}
+case $REAL_ROUNDS in
+''|*[!0-9]*|0|0*) die "REAL_ROUNDS=$REAL_ROUNDS: want a number of rounds, 1 or more" ;;
+esac
 ensure_packages
 lock_build
 PRISTINE=$(pristine_tree) || exit 1
@@ -41,6 +45,7 @@ make_initramfs "$BUILD/guest" "$BUILD/initramfs.cpio.gz" \
 	$([ $REAL = 1 ] && echo $REAL_PROGRAMS)
 step boot "booting the guest (job: run)"
 out=$BUILD/boot-run
+GUEST_APPEND="${GUEST_APPEND:-} ap.real_rounds=$REAL_ROUNDS" \
 boot_guest "$OBJ_Y/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$out" run ||
 	die "guest run failed (console: $out/console.log)"
 bad=$(console_problems "$out/console.log")
