@@ -108,7 +108,7 @@ run_job() {
 		suite smoke smoke
 		suite feature feature_report
 		suite bench sh /ap/bench.sh
-		[ -d /ap/real ] && suite real sh /ap/realwork.sh
+		[ -d /ap/real ] && suite real sh /ap/realwork.sh "$(arg real_rounds 3)"
 		;;
 	*)
 		echo "unknown ap.job '$1'" >$REPORT

@@ -18,10 +18,8 @@
 # deltas). Every run must produce the same output (cksum) as the first
 # run of its workload: one TAP result per workload.
 
-# Rounds: ap.real_rounds= on the kernel command line (REAL_ROUNDS= of
-# make run), else 3.
-ROUNDS=$(sed -n 's/.*ap\.real_rounds=\([0-9]*\).*/\1/p' /proc/cmdline)
-ROUNDS=${ROUNDS:-3}
+# $1: rounds (jobs.sh passes ap.real_rounds=, REAL_ROUNDS= of make run).
+ROUNDS=${1:-3}
 MODES="off on on-max mthp64k"
 WORKLOADS="cc sh py sort xz"
 NCPU=$(grep -c ^processor /proc/cpuinfo)
