@@ -209,6 +209,10 @@ configure_kernel() {
 			grep -qx "$o" "$obj/.config" ||
 				die "$o from $(basename "$frag") did not survive olddefconfig"
 		done
+		for o in $(sed -n 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/\1/p' "$frag"); do
+			! grep -Eq "^$o=[ym]$" "$obj/.config" ||
+				die "$o, unset in $(basename "$frag"), is selected by another option"
+		done
 	done
 	if grep -rqs '^config ANON_PREFAULT$' "$SRC/mm/Kconfig"; then
 		if [ "$opt" = y ]; then

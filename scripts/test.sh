@@ -355,10 +355,19 @@ if [ $DEBUG = 1 ]; then
 	if wait_build debug; then
 		pass "build: top of series, debug kernel (KASAN, lockdep, DEBUG_VM)"
 		if INITRD=$BUILD/initramfs-ext.cpio.gz boot_and_check guest-debug \
-			"$OBJ_D" debug SMP=2 GUEST_APPEND="ap.stress=${DEBUG_STRESS_SECS:-60} \
-ap.sng=${SNG_SECS:-20} ap.trinity=${TRINITY_SEED:-1} ap.trinity_n=${TRINITY_CALLS:-20000}"; then
+			"$OBJ_D" debug SMP=2 GUEST_APPEND="init_on_alloc=1 \
+ap.stress=${DEBUG_STRESS_SECS:-60} ap.sng=${SNG_SECS:-20} \
+ap.trinity=${TRINITY_SEED:-1} ap.trinity_n=${TRINITY_CALLS:-20000}"; then
 			count_results guest-debug "$BUILD/boot-guest-debug/results.log" \
 				"$(suites_of debug)"
+		fi
+		# The page allocator zeroes the faulting page of a window there,
+		# the =y boot (init_on_alloc off) has do_anonymous_window() zero it.
+		if grep -q 'mem auto-init:.*heap alloc:on' \
+			"$BUILD/boot-guest-debug/console.log" 2>/dev/null; then
+			pass "guest-debug: booted with init_on_alloc=1"
+		else
+			fail "guest-debug: init_on_alloc=1 is not in effect (no 'heap alloc:on' in the console)"
 		fi
 	else
 		fail "build: debug kernel does not build (see $OBJ_D/build.log)"
