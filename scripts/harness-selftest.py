@@ -3,9 +3,10 @@
 """Check that the harness's own checks fail when they should.
 
 Usage: harness-selftest.py TOP
-Feeds made-up guest reports to scripts/parse-results.py and
-scripts/compare-upstream.py, and made-up console lines to the console
-check of scripts/lib.sh, and prints one line per case:
+Feeds made-up guest reports to scripts/parse-results.py,
+scripts/compare-upstream.py and scripts/lock-report.py, made-up console
+lines to the console check of scripts/lib.sh and SMP values to its
+check_smp, and prints one line per case:
   PASS<TAB>harness: WHAT
   FAIL<TAB>harness: WHAT: got ...
 A case passes when the check reaches the verdict it must (FAIL for a
@@ -177,6 +178,82 @@ def patch_check():
     return res
 
 
+def lock_log(off, on, rounds=2, skip=None):
+    """A locks suite: per mode (PTE-lock hold total us, longest hold us)
+    for 1000 pages, and 100 us of lruvec-lock hold; @skip = (mode, round,
+    what) leaves out the run ('run') or its PTE-lock line ('ptl')."""
+    lines = ['TAP version 13', '1..1', 'meta,threads,2', 'meta,size,4',
+             'meta,rounds,%d' % rounds, 'meta,modes,off on']
+    for r in range(1, rounds + 1):
+        for m, (total, mx) in (('off', off), ('on', on)):
+            if skip == (m, r, 'run'):
+                continue
+            pre = 'locks,%s,%d,' % (m, r)
+            acq = 1000 if m == 'off' else 63
+            lines += [pre + 'pages,1000', pre + 'faults,%d' % acq]
+            if skip != (m, r, 'ptl'):
+                lines.append(pre + 'lock,ptlock_ptr(ptdesc),0,1,0.1,0.1,0.1,'
+                             '0.1,5,%d,0.1,%.2f,%.2f,0.5' % (acq, mx, total))
+            lines.append(pre + 'lock,&lruvec->lru_lock,0,0,0,0,0,0,5,40,'
+                         '0.1,3.00,100.00,2.5')
+    return frame('locks', '\n'.join(lines + ['ok 1 done']))
+
+
+# lock-report.py: (what, log, exit status, strings the output must hold)
+LOCK_CASES = [
+    ('shorter total hold, longest hold 5x off\'s', lock_log((500, 2), (400, 10)),
+     0, ["on      PTE+lruvec hold time per page below off's: yes; "
+         "longest PTE-lock hold within 4x off's: NO", '0.83x']),
+    ('longer total hold, longest hold 3x off\'s', lock_log((500, 2), (600, 6)),
+     0, ["below off's: NO; longest PTE-lock hold within 4x off's: yes",
+         '1.17x', '3.00x']),
+    ('a mode without a round', lock_log((1, 1), (1, 1), skip=('on', 2, 'run')),
+     1, ['on round 2: no run']),
+    ('a round without the PTE lock', lock_log((1, 1), (1, 1), skip=('off', 1, 'ptl')),
+     1, ['off round 1: no PTE lock']),
+]
+
+
+def lock_check():
+    res = []
+    with tempfile.TemporaryDirectory() as d:
+        log = os.path.join(d, 'results.log')
+        for what, text, rc, want in LOCK_CASES:
+            with open(log, 'w') as f:
+                f.write(text)
+            r = subprocess.run([sys.executable, os.path.join(TOP, 'scripts', 'lock-report.py'),
+                                log], capture_output=True, text=True)
+            miss = [w for w in want if w not in r.stdout]
+            ok = r.returncode == rc and not miss
+            res.append(('PASS' if ok else 'FAIL',
+                        'lock-report.py: %s: exit %d%s' % (
+                            what, rc, '' if ok else ', got exit %d, missing %s: %s' % (
+                                r.returncode, miss, (r.stdout + r.stderr)[-300:]))))
+    return res
+
+
+def smp_check():
+    """check_smp refuses more virtual CPUs than host CPUs, and nonsense."""
+    res = []
+    host = os.cpu_count()
+    try:
+        host = len(os.sched_getaffinity(0))
+    except AttributeError:
+        pass
+    for smp, want in (('1', True), (str(host), True), (str(host + 1), False),
+                      ('0', False), ('two', False)):
+        r = subprocess.run(['bash', '-c', '. "$1/scripts/lib.sh"; SMP=$2 check_smp',
+                            'x', TOP, smp], capture_output=True, text=True)
+        got = r.returncode == 0
+        said = 'SMP=%s' % smp in r.stderr
+        ok = got == want and (want or said)
+        res.append(('PASS' if ok else 'FAIL',
+                     'check_smp %s SMP=%s (host: %d CPUs)%s' % (
+                         'takes' if want else 'refuses', smp, host,
+                         '' if ok else ': ' + r.stderr.strip()[:200])))
+    return res
+
+
 def main():
     for what, want, script, args, text, extra in CASES:
         got, out = verdict(run_script(script, args, text, extra))
@@ -185,7 +262,8 @@ def main():
         else:
             print('FAIL\tharness: %s: %s: want %s, got %s: %s'
                   % (script, what, want, got, out.strip().replace('\n', ' | ')[:300]))
-    for st, what in console_check() + patch_check():
+    for st, what in (console_check() + patch_check() + lock_check() +
+                     smp_check()):
         print('%s\tharness: %s' % (st, what))
     return 0
 

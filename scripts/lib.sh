@@ -9,6 +9,7 @@ BUILD=${BUILD:-$TOP/build}
 SRC=$BUILD/src
 OBJ_Y=$BUILD/obj-y
 OBJ_N=$BUILD/obj-n
+OBJ_L=$BUILD/obj-lockstat
 JOBS=${JOBS:-$(nproc)}
 SMP=${SMP:-$(nproc)}
 MEM=${MEM:-2G}
@@ -54,12 +55,45 @@ on_signal() {
 }
 trap on_signal INT TERM
 
-# One harness run per build directory at a time ($BUILD/.lock).
+# One harness run per build directory at a time ($BUILD/.lock). A script
+# started by one that holds it (make run runs make locks) inherits it.
 lock_build() {
+	[ "${AP_BUILD_LOCKED:-}" = "$BUILD" ] && return 0
 	step lock "taking $BUILD/.lock"
 	mkdir -p "$BUILD" || die "cannot create $BUILD"
 	exec 8>"$BUILD/.lock"
 	flock -n 8 || die "another make run/test is using $BUILD (lock $BUILD/.lock); wait for it or set BUILD="
+	export AP_BUILD_LOCKED=$BUILD
+}
+
+# The measurements (make run, make locks) refuse more virtual CPUs than
+# the host has: under TCG every virtual CPU is a host thread, and with
+# more of them than host CPUs a lock holder's thread is preempted and the
+# numbers measure the host's scheduler, not the kernel.
+check_smp() {
+	local host
+	host=$(nproc)
+	case $SMP in
+	''|*[!0-9]*|0|0*) die "SMP=$SMP: want a number of virtual CPUs, 1 to $host" ;;
+	esac
+	[ "$SMP" -le "$host" ] ||
+		die "SMP=$SMP is more than the $host CPUs of this machine: the guest's CPUs would share host CPUs and the benchmark would measure the host's scheduler; use SMP=$host or less, or a machine with $SMP CPUs"
+}
+
+# Copies the pristine tree $1 to $SRC and applies the series, unless
+# $SRC holds exactly this series on this base already.
+prepare_src() {
+	local stamp p
+	stamp=$( (echo "$1"; cat "$TOP/series" 2>/dev/null;
+		  for p in $(series_patches); do cat "$TOP/patches/$p"; done) |
+		 sha1sum | cut -c1-40)
+	[ "$(cat "$SRC/.ap-stamp" 2>/dev/null)" = "$stamp" ] && return 0
+	step apply "copying the pristine tree and applying the series"
+	copy_tree "$1" "$SRC"
+	for p in $(series_patches); do
+		quilt_push_one || die "$p does not apply cleanly (see $BUILD/quilt-push.log)"
+	done
+	echo "$stamp" >"$SRC/.ap-stamp"
 }
 
 # $1 = directory, $2 = MiB it needs free.

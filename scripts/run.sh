@@ -8,23 +8,14 @@ REAL_ROUNDS=${REAL_ROUNDS:-3}
 case $REAL_ROUNDS in
 ''|*[!0-9]*|0|0*) die "REAL_ROUNDS=$REAL_ROUNDS: want a number of rounds, 1 or more" ;;
 esac
+check_smp
 ensure_packages
 lock_build
 PRISTINE=$(pristine_tree) || exit 1
 step space "checking free space in $BUILD"
 need_space "$BUILD" 2560
 
-# Reuse $SRC when it holds exactly this series on this base.
-stamp=$( (echo "$PRISTINE"; cat "$TOP/series" 2>/dev/null;
-	  for p in $(series_patches); do cat "$TOP/patches/$p"; done) | sha1sum | cut -c1-40)
-if [ "$(cat "$SRC/.ap-stamp" 2>/dev/null)" != "$stamp" ]; then
-	step apply "copying the pristine tree and applying the series"
-	copy_tree "$PRISTINE" "$SRC"
-	for p in $(series_patches); do
-		quilt_push_one || die "$p does not apply cleanly (see $BUILD/quilt-push.log)"
-	done
-	echo "$stamp" >"$SRC/.ap-stamp"
-fi
+prepare_src "$PRISTINE"
 
 step configure "tinyconfig + configs/test.config, CONFIG_ANON_PREFAULT=y"
 configure_kernel "$OBJ_Y" y
@@ -65,5 +56,10 @@ else
 	python3 "$TOP/scripts/bench-report.py" "$out/results.log" "$BUILD" |
 		tee -a "$BUILD/report.txt" ||
 		die "the benchmark report is incomplete or bench-report.py failed (see above)"
+fi
+# The lock profile (make locks) on its own kernel; AP_LOCKS=0 leaves it out.
+if [ -f "$SRC/mm/anon_prefault.c" ] && [ "${AP_LOCKS:-1}" != 0 ]; then
+	"$TOP/scripts/locks.sh" || die "the lock profile failed (see above)"
+	cat "$BUILD/locks.txt" >>"$BUILD/report.txt"
 fi
 log "report: $BUILD/report.txt, console: $out/console.log"

@@ -73,6 +73,7 @@ ext_fuzz() {
 # ap.job=limits: OOM and NUMA placement (small guest with two nodes).
 # ap.job=run: the benchmark, then the real programs (when the initramfs
 # carries them: make run adds them).
+# ap.job=locks: the lock profile (CONFIG_LOCK_STAT kernel, make locks).
 run_job() {
 	thp_never
 	case $1 in
@@ -109,6 +110,11 @@ run_job() {
 		suite feature feature_report
 		suite bench sh /ap/bench.sh
 		[ -d /ap/real ] && suite real sh /ap/realwork.sh "$(arg real_rounds 3)"
+		;;
+	locks)
+		suite smoke smoke
+		suite feature feature_report
+		suite locks sh /ap/locks.sh "$(arg lock_size 64)" "$(arg lock_rounds 5)"
 		;;
 	*)
 		echo "unknown ap.job '$1'" >$REPORT
