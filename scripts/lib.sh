@@ -537,6 +537,16 @@ boot_guest() {
 	return 0
 }
 
+# boot_guest, then the console check: dies naming the console log when
+# the guest failed or the kernel reported a problem.
+boot_clean() {
+	local out=$3
+	boot_guest "$@" || die "guest run failed (console: $out/console.log)"
+	local bad
+	bad=$(console_problems "$out/console.log")
+	[ -z "$bad" ] || { printf '%s\n' "$bad"; die "kernel reported problems (console: $out/console.log)"; }
+}
+
 # Kernel reports that fail a run wherever they appear on the console.
 CONSOLE_BAD='BUG:|WARNING:|Oops|KASAN|UBSAN|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|blocked for more than|hung_task|soft lockup|rcu.*stall|non-static key|Bad page|list_add corruption|list_del corruption|page allocation failure'
 

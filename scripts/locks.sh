@@ -35,10 +35,7 @@ make_initramfs "$BUILD/guest-locks" "$BUILD/initramfs-locks.cpio.gz"
 step boot "booting the guest (job: locks)"
 out=$BUILD/boot-locks
 GUEST_APPEND="${GUEST_APPEND:-} ap.lock_size=$LOCK_SIZE ap.lock_rounds=$LOCK_ROUNDS" \
-boot_guest "$OBJ_L/arch/x86/boot/bzImage" "$BUILD/initramfs-locks.cpio.gz" "$out" locks ||
-	die "guest run failed (console: $out/console.log)"
-bad=$(console_problems "$out/console.log")
-[ -z "$bad" ] || { printf '%s\n' "$bad"; die "kernel reported problems (console: $out/console.log)"; }
+boot_clean "$OBJ_L/arch/x86/boot/bzImage" "$BUILD/initramfs-locks.cpio.gz" "$out" locks
 step report "lock profile"
 python3 "$TOP/scripts/lock-report.py" "$out/results.log" | tee "$BUILD/locks.txt" ||
 	die "the lock profile is incomplete (report: $out/results.log)"

@@ -37,10 +37,7 @@ make_initramfs "$BUILD/guest" "$BUILD/initramfs.cpio.gz" \
 step boot "booting the guest (job: run)"
 out=$BUILD/boot-run
 GUEST_APPEND="${GUEST_APPEND:-} ap.real_rounds=$REAL_ROUNDS" \
-boot_guest "$OBJ_Y/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$out" run ||
-	die "guest run failed (console: $out/console.log)"
-bad=$(console_problems "$out/console.log")
-[ -z "$bad" ] || { printf '%s\n' "$bad"; die "kernel reported problems (console: $out/console.log)"; }
+boot_clean "$OBJ_Y/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$out" run
 
 step report "guest report"
 for s in feature; do
