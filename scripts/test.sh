@@ -271,6 +271,7 @@ suites_of() {
 	test) echo "$s,anon_prefault,upstream,anon_prefault_stress,stress-ng" ;;
 	test-n) echo "$s,anon_prefault,upstream,anon_prefault_stress" ;;
 	debug) echo "$s,anon_prefault,anon_prefault_stress,stress-ng,trinity" ;;
+	bulk) echo "$s,anon_prefault,anon_prefault_stress" ;;
 	limits) echo "$s,oom,numa" ;;
 	esac
 }
@@ -350,6 +351,16 @@ if [ $HAS_FEATURE = 1 ] && [ -f "$BUILD/boot-guest-y/results.log" ]; then
 	done
 fi
 
+# init_on_alloc_in_effect LABEL on|off: the boot's console says so.
+init_on_alloc_in_effect() {
+	if grep -q "mem auto-init:.*heap alloc:$2" \
+		"$BUILD/boot-$1/console.log" 2>/dev/null; then
+		pass "$1: booted with init_on_alloc $2"
+	else
+		fail "$1: init_on_alloc $2 is not in effect (no 'heap alloc:$2' in the console)"
+	fi
+}
+
 # The debug kernel: KASAN, lockdep, DEBUG_VM, DEBUG_PAGEALLOC.
 if [ $DEBUG = 1 ]; then
 	if wait_build debug; then
@@ -363,12 +374,16 @@ ap.trinity=${TRINITY_SEED:-1} ap.trinity_n=${TRINITY_CALLS:-20000}"; then
 		fi
 		# The page allocator zeroes the faulting page of a window there,
 		# the =y boot (init_on_alloc off) has do_anonymous_window() zero it.
-		if grep -q 'mem auto-init:.*heap alloc:on' \
-			"$BUILD/boot-guest-debug/console.log" 2>/dev/null; then
-			pass "guest-debug: booted with init_on_alloc=1"
-		else
-			fail "guest-debug: init_on_alloc=1 is not in effect (no 'heap alloc:on' in the console)"
+		init_on_alloc_in_effect guest-debug on
+		# Without init_on_alloc a window's pages come from the bulk
+		# allocation and the window zeroes them: the same kernel again.
+		if INITRD=$BUILD/initramfs-ext.cpio.gz boot_and_check guest-debug-bulk \
+			"$OBJ_D" bulk SMP=2 GUEST_APPEND="init_on_alloc=0 \
+ap.stress=${BULK_STRESS_SECS:-30}"; then
+			count_results guest-debug-bulk "$BUILD/boot-guest-debug-bulk/results.log" \
+				"$(suites_of bulk)"
 		fi
+		init_on_alloc_in_effect guest-debug-bulk off
 	else
 		fail "build: debug kernel does not build (see $OBJ_D/build.log)"
 	fi

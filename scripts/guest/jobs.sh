@@ -70,6 +70,8 @@ ext_fuzz() {
 # Both end with stress-ng (on and off; on the debug kernel on only), the
 # debug job with trinity.
 # ap.job=debug: the kselftests and the stress test on the debug kernel.
+# ap.job=bulk: the functional test and the stress test, for the debug
+# kernel booted without init_on_alloc (windows from the bulk allocation).
 # ap.job=limits: OOM and NUMA placement (small guest with two nodes).
 # ap.job=run: the benchmark, then the real programs (when the initramfs
 # carries them: make run adds them).
@@ -98,6 +100,13 @@ run_job() {
 			suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress 60)"
 		ext_stress on
 		ext_fuzz
+		;;
+	bulk)
+		suite smoke smoke
+		suite feature feature_report
+		[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
+		[ -x /ap/anon_prefault_stress ] &&
+			suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress 30)"
 		;;
 	limits)
 		suite smoke smoke
