@@ -65,6 +65,16 @@ ext_fuzz() {
 			"$(arg trinity_n 20000)"
 }
 
+# The smoke test, the feature report, the functional test and the race
+# stress test for ap.stress= seconds (default $1).
+feature_tests() {
+	suite smoke smoke
+	suite feature feature_report
+	[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
+	[ -x /ap/anon_prefault_stress ] &&
+		suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress "$1")"
+}
+
 # ap.job=test: the feature's kselftests, the race stress test and the
 # upstream mm selftests on and off, in one boot.
 # Both end with stress-ng (on and off; on the debug kernel on only), the
@@ -93,20 +103,12 @@ run_job() {
 		ext_stress "on off"
 		;;
 	debug)
-		suite smoke smoke
-		suite feature feature_report
-		[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
-		[ -x /ap/anon_prefault_stress ] &&
-			suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress 60)"
+		feature_tests 60
 		ext_stress on
 		ext_fuzz
 		;;
 	bulk)
-		suite smoke smoke
-		suite feature feature_report
-		[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
-		[ -x /ap/anon_prefault_stress ] &&
-			suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress 30)"
+		feature_tests 30
 		;;
 	limits)
 		suite smoke smoke
