@@ -66,6 +66,13 @@ lock_build() {
 	export AP_BUILD_LOCKED=$BUILD
 }
 
+# need_count NAME WHAT: the variable NAME must hold a number, 1 or more.
+need_count() {
+	case ${!1} in
+	''|*[!0-9]*|0|0*) die "$1=${!1}: want $2, 1 or more" ;;
+	esac
+}
+
 # The measurements (make run, make locks) refuse more virtual CPUs than
 # the host has: under TCG every virtual CPU is a host thread, and with
 # more of them than host CPUs a lock holder's thread is preempted and the

@@ -9,11 +9,8 @@
 
 LOCK_SIZE=${LOCK_SIZE:-64}
 LOCK_ROUNDS=${LOCK_ROUNDS:-5}
-for v in LOCK_SIZE LOCK_ROUNDS; do
-	case ${!v} in
-	''|*[!0-9]*|0|0*) die "$v=${!v}: want a positive number" ;;
-	esac
-done
+need_count LOCK_SIZE "a number of MiB"
+need_count LOCK_ROUNDS "a number of rounds"
 check_smp
 ensure_packages
 lock_build

@@ -5,9 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 REAL_ROUNDS=${REAL_ROUNDS:-3}
-case $REAL_ROUNDS in
-''|*[!0-9]*|0|0*) die "REAL_ROUNDS=$REAL_ROUNDS: want a number of rounds, 1 or more" ;;
-esac
+need_count REAL_ROUNDS "a number of rounds"
 check_smp
 ensure_packages
 lock_build
