@@ -12,6 +12,12 @@
  * VMA and the end of the page table. The mechanism that maps the window
  * lives in do_anonymous_page() in mm/memory.c.
  *
+ * Where mTHP may allocate large folios for a fault, the predictor chooses
+ * their order too, the way readahead grows the folios of a file while it
+ * keeps hitting: a miss maps one page, and a stream ramps up through single
+ * pages to the mTHP orders allowed and then to several large folios per
+ * fault. mTHP's own rules decide which orders a VMA may use at all.
+ *
  * madvise() steers it per region, reusing the advice that file readahead
  * already reads: MADV_RANDOM (VM_RAND_READ) maps one page per fault,
  * MADV_SEQUENTIAL (VM_SEQ_READ) skips the ramp, so that the first hit maps
@@ -51,47 +57,93 @@ static unsigned int anon_prefault_miss(unsigned long addr)
 	return 1;
 }
 
+/*
+ * The order of the folios a hit uses: the largest of @orders, the large
+ * folio orders mTHP allows at the fault, that is not above the hit's @order
+ * (0 if there is none), so that large folios come only once a stream has
+ * grown a window of that size.
+ */
+static unsigned int anon_prefault_folio_order(unsigned long orders,
+					      unsigned int order)
+{
+	orders &= GENMASK(order, 0);
+	return orders ? fls_long(orders) - 1 : 0;
+}
+
 /**
- * anon_prefault_window - number of pages to map for an anonymous fault
+ * anon_prefault_window - size of the window for an anonymous write fault
  * @vma: the VMA of the fault
  * @address: the faulting address
+ * @orders: the large folio orders mTHP would allocate at @address, 0 if none
+ * @forder: set to the order of the window's folios
  *
- * Updates current's prediction and returns the size of the window in
- * pages, the faulting page included (at least 1). The window never passes
- * the end of @vma nor the end of the page table that maps @address.
+ * Updates current's prediction and returns how many folios of order
+ * *@forder, naturally aligned and the first of them holding the faulting
+ * page, the fault should map: 1 on a miss, and 0 when the predictor has no
+ * say about this VMA (mlocked, userfaultfd or MADV_RANDOM) and mTHP, if
+ * @orders allows it, decides alone. The window never passes the end of
+ * @vma nor the end of the page table that maps @address, and holds at most
+ * vm.anon_prefault_max_pages folios: with order-0 folios that many pages.
+ *
+ * Without @orders, a hit at order k maps 1 << k pages. With @orders, the
+ * order keeps growing past that: a hit at order k uses the largest of
+ * @orders not above k and maps 1 << k pages of them, so that a stream
+ * ramps up through single pages to one large folio and then to several
+ * per fault. A miss maps a single page, and a window that starts before
+ * the alignment of its large folios maps single pages up to it. Faults
+ * whose folio order is lowered below the largest of @orders are counted.
  */
 unsigned int anon_prefault_window(struct vm_area_struct *vma,
-				  unsigned long address)
+				  unsigned long address, unsigned long orders,
+				  unsigned int *forder)
 {
 	struct task_struct *tsk = current;
 	unsigned long addr = address & PAGE_MASK;
-	unsigned int order, nr;
+	unsigned int order, max, fo = 0, nr;
+	unsigned long end;
 
+	*forder = 0;
 	/*
 	 * mlocked and userfaultfd VMAs get exactly the pages they fault, and
 	 * so does a region advised MADV_RANDOM.
 	 */
 	if ((vma->vm_flags & (VM_LOCKED | VM_RAND_READ)) ||
-	    userfaultfd_armed(vma))
-		return anon_prefault_miss(addr);
+	    userfaultfd_armed(vma)) {
+		anon_prefault_miss(addr);
+		return 0;
+	}
 
-	if (addr != tsk->anon_prefault_next)
-		return anon_prefault_miss(addr);
+	if (addr != tsk->anon_prefault_next) {
+		nr = anon_prefault_miss(addr);
+		goto out;
+	}
 
+	max = ANON_PREFAULT_MAX_ORDER;
+	if (orders)
+		max += fls_long(orders) - 1;
 	/* MADV_SEQUENTIAL: no ramp, the first hit maps the full window. */
 	if (vma->vm_flags & VM_SEQ_READ)
-		order = ANON_PREFAULT_MAX_ORDER;
+		order = max;
 	else
-		order = min_t(unsigned int, tsk->anon_prefault_order + 1,
-			      ANON_PREFAULT_MAX_ORDER);
+		order = min(tsk->anon_prefault_order + 1, max);
 
-	nr = min_t(unsigned int, 1U << order,
+	end = pmd_addr_end(addr, vma->vm_end);
+	fo = anon_prefault_folio_order(orders, order);
+	if (fo && !IS_ALIGNED(addr, PAGE_SIZE << fo)) {
+		/* Single pages up to the first large folio's alignment */
+		end = min(end, ALIGN(addr, PAGE_SIZE << fo));
+		fo = 0;
+	}
+	nr = min_t(unsigned int, 1U << (order - fo),
 		   READ_ONCE(sysctl_anon_prefault_max_pages));
-	nr = min_t(unsigned long, nr,
-		   (pmd_addr_end(addr, vma->vm_end) - addr) >> PAGE_SHIFT);
+	nr = min_t(unsigned long, nr, (end - addr) >> (PAGE_SHIFT + fo));
 
 	tsk->anon_prefault_order = order;
-	tsk->anon_prefault_next = addr + nr * PAGE_SIZE;
+	tsk->anon_prefault_next = addr + ((unsigned long)nr << (PAGE_SHIFT + fo));
+out:
+	if (orders && fo < fls_long(orders) - 1)
+		count_vm_event(ANON_PREFAULT_ORDER_LOWERED);
+	*forder = fo;
 	return nr;
 }
 

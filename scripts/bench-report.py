@@ -8,7 +8,11 @@ seed-style table (medians over rounds), a summary with the median of the
 per-round ratios to "off" (min-max, number of rounds),
 sparse-pattern RSS, fork/exec churn, the fragmented-memory case and the
 memory-cgroup pressure case and the real programs (suite "real": wall
-time, minor faults and peak RSS of each workload, ratios to off), and
+time, minor faults and peak RSS of each workload, ratios to off); for the
+modes with prefault on over 64K mTHP (MTHP_ON) also ratios to mthp64k,
+mTHP alone in the same boot (sequential fault/wsec and minor faults per
+page, sparse RSS per touched page, churn execs/s, fragmented fault/wsec),
+and
 writes OUTDIR/bench-raw.csv, OUTDIR/bench-summary.csv, OUTDIR/real-raw.csv
 and, when gnuplot is installed, OUTDIR/bench.png (fault/wsec against
 threads, one line a mode) and OUTDIR/real.png (speed of each real
@@ -26,7 +30,19 @@ import sys
 FIELDS = ['gb', 'reps', 'workers', 'user_s', 'sys_s', 'wall_s',
           'flt_per_cpu_s', 'fault_per_wsec', 'minflt_per_page',
           'rss_per_page', 'pattern', 'pmode']
-MODES = ['off', 'on', 'on-max', 'mthp64k', 'populate']
+# The modes of scripts/guest/bench.sh, in table order, and the modes of
+# its sections other than the sequential one.
+MODES = ['off', 'on', 'on-max', 'mthp64k', 'mthp64k+on', 'mthp64k+on-max',
+         'populate']
+SPARSE_MODES = ['off', 'on', 'on-max', 'mthp64k', 'mthp64k+on',
+                'mthp64k+on-max']
+CHURN_MODES = SPARSE_MODES
+FRAG_MODES = ['off', 'on', 'mthp64k', 'mthp64k+on']
+PRESSURE_MODES = ['off', 'on', 'on-max']
+# Prefault on over 64K mTHP, and their same-boot baseline, mTHP alone.
+MTHP, MTHP_ON = 'mthp64k', ['mthp64k+on', 'mthp64k+on-max']
+# Width of a mode name in the one-line-per-mode tables.
+MODE_W = max(len(m) for m in MODES)
 PRESSURE = ['rss_before_kb', 'rss_after_kb', 'oom_kill', 'pressure_ms',
             'holder']
 REAL = ['wall_s', 'minflt', 'majflt', 'maxrss_kb', 'user_s', 'sys_s',
@@ -101,26 +117,62 @@ def modes_in(rows):
     return [m for m in MODES if any(r['mode'] == m for r in rows)]
 
 
-def round_ratios(rows, mode, key):
-    """Per-round ratios of @key, @mode to off in the same round."""
-    off = {r['round']: num(r[key]) for r in rows if r['mode'] == 'off'}
+def round_ratios(rows, mode, key, base='off'):
+    """Per-round ratios of @key, @mode to @base in the same round."""
+    off = {r['round']: num(r[key]) for r in rows if r['mode'] == base}
     vals = [ratio(num(r[key]), off[r['round']]) for r in rows
             if r['mode'] == mode and r['round'] in off]
     return [v for v in vals if v == v]
 
 
-def fmt_ratios(vals):
+def mthp_ratios(rows, mode, key):
+    """Per-round ratios of @key, @mode to mthp64k; none unless @mode is
+    one of MTHP_ON."""
+    return round_ratios(rows, mode, key, MTHP) if mode in MTHP_ON else []
+
+
+def put_ratios(row, vals, name, lo, hi):
+    """Stores the median, min and max of the per-round ratios @vals in @row
+    as @name, @lo and @hi (NaN when there are none)."""
+    row[name] = statistics.median(vals) if vals else float('nan')
+    row[lo] = min(vals) if vals else float('nan')
+    row[hi] = max(vals) if vals else float('nan')
+
+
+def put_mthp_ratios(row, vals, name):
+    """put_ratios() as @name, @name_min and @name_max."""
+    put_ratios(row, vals, name, name + '_min', name + '_max')
+
+
+def fmt_ratios(vals, digits=2):
     """Median of per-round ratios with min-max and the number of rounds."""
     if not vals:
         return '-'
-    return '%.2fx (%.2f-%.2f, %d)' % (statistics.median(vals), min(vals),
-                                      max(vals), len(vals))
+    return '%.*fx (%.*f-%.*f, %d)' % (digits, statistics.median(vals), digits,
+                                      min(vals), digits, max(vals), len(vals))
+
+
+def summary_at(summary, section, mode, threads=1):
+    """The summary row of @section, @mode at @threads, or None."""
+    return next((s for s in summary if s['section'] == section and
+                 s['mode'] == mode and s['threads'] == threads), None)
 
 
 def seq_at(summary, mode, threads):
     """The sequential-write summary of @mode at @threads, or None."""
-    return next((s for s in summary if s['section'] == 'seq' and
-                 s['mode'] == mode and s['threads'] == threads), None)
+    return summary_at(summary, 'seq', mode, threads)
+
+
+def mthp_modes(modes):
+    """The modes of MTHP_ON in @modes, none when @modes lacks mthp64k."""
+    return [m for m in MTHP_ON if m in modes] if MTHP in modes else []
+
+
+def to_mthp(rows, mode, key):
+    """", %s to mthp64k" for a mode of MTHP_ON, else ""."""
+    if mode not in MTHP_ON:
+        return ''
+    return ', %s to %s' % (fmt_ratios(mthp_ratios(rows, mode, key)), MTHP)
 
 
 def missing_cells(data, churn, pressure, meta):
@@ -130,8 +182,8 @@ def missing_cells(data, churn, pressure, meta):
     ncpu = int(meta.get('ncpu', '1'))
     want = [('seq', m, t) for m in modes for t in range(1, ncpu + 1)]
     want += [('sparse-' + p, m, 1) for p in ('random50', 'stride:2', 'stride:4')
-             for m in ('off', 'on', 'on-max', 'mthp64k')]
-    want += [('frag', m, 1) for m in ('off', 'on', 'mthp64k')]
+             for m in SPARSE_MODES]
+    want += [('frag', m, 1) for m in FRAG_MODES]
     out = []
     for sec, m, t in want:
         n = sum(1 for r in data if r['section'] == sec and r['mode'] == m and
@@ -139,8 +191,9 @@ def missing_cells(data, churn, pressure, meta):
         full = 1 if sec.startswith('sparse-') else rounds
         if n < full:
             out.append('%s %s %d thread(s): %d of %d rounds' % (sec, m, t, n, full))
-    for name, rows in (('churn', churn), ('pressure', pressure)):
-        for m in ('off', 'on', 'on-max'):
+    for name, rows, modes in (('churn', churn, CHURN_MODES),
+                              ('pressure', pressure, PRESSURE_MODES)):
+        for m in modes:
             n = sum(1 for r in rows if r['mode'] == m)
             if n < rounds:
                 out.append('%s %s: %d of %d rounds' % (name, m, n, rounds))
@@ -233,12 +286,13 @@ def real_report(rows, meta, notes, out):
                 cells.append('%24s' % fmt_ratios(real_ratios(rows, w, m, key, inv)))
             print('%-6s %10s' % (w, cells[0]) + ''.join(cells[1:]))
     print('\npages mapped ahead per run (anon_prefault_page), median')
-    print('%-6s' % '' + ''.join('%10s' % m for m in ['off'] + modes))
+    print('%-6s' % '' + ''.join('%*s' % (MODE_W + 2, m) for m in ['off'] + modes))
     for w in workloads:
         cells = []
         for m in ['off'] + modes:
             sel = [r for r in rows if r['workload'] == w and r['mode'] == m]
-            cells.append('%10.0f' % med(sel, 'ap_page') if sel else '%10s' % '-')
+            cells.append('%*.0f' % (MODE_W + 2, med(sel, 'ap_page')) if sel
+                         else '%*s' % (MODE_W + 2, '-'))
         print('%-6s' % w + ''.join(cells))
     for w in workloads:
         for m in ['off'] + modes:
@@ -346,9 +400,7 @@ def main():
                 cells.append('%26s' % '-')
                 continue
             rr = round_ratios(rows_t, m, 'fault_per_wsec')
-            s['ratio_off'] = statistics.median(rr) if rr else float('nan')
-            s['ratio_min'] = min(rr) if rr else float('nan')
-            s['ratio_max'] = max(rr) if rr else float('nan')
+            put_ratios(s, rr, 'ratio_off', 'ratio_min', 'ratio_max')
             cells.append('%26s' % ('%.0f' % s['fault_per_wsec'] if m == 'off'
                                    else fmt_ratios(rr)))
         print('%7d ' % t + ''.join(cells))
@@ -359,6 +411,26 @@ def main():
             cells.append('%26s' % ('-' if s is None else
                                     '%.4f flt/pg' % s['minflt_per_page']))
         print('%7d ' % t + ''.join(cells))
+    mmodes = mthp_modes(modes)
+    if mmodes:
+        print('\nAgainst mTHP alone: median of the per-round ratios to %s'
+              ' (the same boot; min-max, rounds)' % MTHP)
+        for key, name, what, digits in (
+                ('fault_per_wsec', 'ratio_mthp64k', 'fault/wsec', 2),
+                ('minflt_per_page', 'minflt_ratio_mthp64k',
+                 'minor faults per page', 3)):
+            print('%s\nthreads ' % what + ''.join('%26s' % m for m in mmodes))
+            for t in threads:
+                cells = []
+                rows_t = [r for r in seq if int(r['threads']) == t]
+                for m in mmodes:
+                    s = seq_at(summary, m, t)
+                    rr = mthp_ratios(rows_t, m, key)
+                    if s is not None:
+                        put_mthp_ratios(s, rr, name)
+                    cells.append('%26s' % ('-' if s is None else
+                                            fmt_ratios(rr, digits)))
+                print('%7d ' % t + ''.join(cells))
 
     sparse = [r for r in data if r['section'].startswith('sparse-')]
     if sparse:
@@ -381,6 +453,21 @@ def main():
                 else:
                     cells.append('%18s' % '-')
             print('%-10s' % p + ''.join(cells))
+        mmodes = mthp_modes(smodes)
+        if mmodes:
+            print('RSS per touched page, ratio to %s (the same boot)' % MTHP)
+            print('%-10s' % 'pattern' + ''.join('%18s' % m for m in mmodes))
+            for p in pats:
+                cells = []
+                rows = [r for r in sparse if r['section'] == 'sparse-' + p]
+                for m in mmodes:
+                    rr = mthp_ratios(rows, m, 'rss_per_page')
+                    s = summary_at(summary, 'sparse-' + p, m)
+                    if s is not None and rr:
+                        s['rss_ratio_mthp64k'] = statistics.median(rr)
+                    cells.append('%18s' % ('%.2fx' % statistics.median(rr)
+                                           if rr else '-'))
+                print('%-10s' % p + ''.join(cells))
 
     if churn:
         print('\nFork/exec churn (short-lived programs touching 256 KiB): '
@@ -388,12 +475,18 @@ def main():
         for m in modes_in(churn):
             rows = [c for c in churn if c['mode'] == m]
             e = med(rows, 'execs_per_s')
-            print('%-8s %8.1f execs/s, %s to off, %6.1f minor faults per child'
-                  % (m, e, fmt_ratios(round_ratios(churn, m, 'execs_per_s')),
-                     med(rows, 'minflt_per_child')))
-            summary.append(dict(section='churn', mode=m, threads=1,
-                                rounds=len(rows), execs_per_s=e,
-                                minflt_per_child=med(rows, 'minflt_per_child')))
+            rr = round_ratios(churn, m, 'execs_per_s')
+            print('%-*s %8.1f execs/s, %s to off, %6.1f minor faults per child%s'
+                  % (MODE_W, m, e, fmt_ratios(rr), med(rows, 'minflt_per_child'),
+                     to_mthp(churn, m, 'execs_per_s')))
+            row = dict(section='churn', mode=m, threads=1, rounds=len(rows),
+                       execs_per_s=e,
+                       minflt_per_child=med(rows, 'minflt_per_child'))
+            put_ratios(row, rr, 'ratio_off', 'ratio_min', 'ratio_max')
+            if m in MTHP_ON:
+                put_mthp_ratios(row, mthp_ratios(churn, m, 'execs_per_s'),
+                                'ratio_mthp64k')
+            summary.append(row)
 
     frag = [r for r in data if r['section'] == 'frag']
     if frag:
@@ -402,12 +495,19 @@ def main():
         for m in modes_in(frag):
             rows = [r for r in frag if r['mode'] == m]
             f = med(rows, 'fault_per_wsec')
-            print('%-8s %10.0f fault/wsec, %s to off, %.4f minor faults/page,'
-                  ' rss/page %.2f' % (m, f, fmt_ratios(round_ratios(
-                      frag, m, 'fault_per_wsec')),
-                      med(rows, 'minflt_per_page'), med(rows, 'rss_per_page')))
-            summary.append(dict(section='frag', mode=m, threads=1,
-                                rounds=len(rows), **medians(rows)))
+            rr = round_ratios(frag, m, 'fault_per_wsec')
+            print('%-*s %10.0f fault/wsec, %s to off, %.4f minor faults/page,'
+                  ' rss/page %.2f%s' % (MODE_W, m, f, fmt_ratios(rr),
+                                        med(rows, 'minflt_per_page'),
+                                        med(rows, 'rss_per_page'),
+                                        to_mthp(frag, m, 'fault_per_wsec')))
+            row = dict(section='frag', mode=m, threads=1, rounds=len(rows),
+                       **medians(rows))
+            put_ratios(row, rr, 'ratio_off', 'ratio_min', 'ratio_max')
+            if m in MTHP_ON:
+                put_mthp_ratios(row, mthp_ratios(frag, m, 'fault_per_wsec'),
+                                'ratio_mthp64k')
+            summary.append(row)
 
     if pressure:
         print('\nMemory cgroup pressure (memory.max 48M, no swap): a holder'
@@ -435,7 +535,10 @@ def main():
             w.writerow([r['section'], r['mode'], r['threads'], r['round']] +
                        [r[k] for k in FIELDS])
     keys = ['section', 'mode', 'threads', 'rounds', 'ratio_off', 'ratio_min',
-            'ratio_max'] + FIELDS[:10] + \
+            'ratio_max', 'ratio_mthp64k', 'ratio_mthp64k_min',
+            'ratio_mthp64k_max', 'minflt_ratio_mthp64k',
+            'minflt_ratio_mthp64k_min', 'minflt_ratio_mthp64k_max',
+            'rss_ratio_mthp64k'] + FIELDS[:10] + \
         ['execs_per_s', 'minflt_per_child'] + PRESSURE[:4] + ['oom_rounds']
     with open(os.path.join(out, 'bench-summary.csv'), 'w', newline='') as fh:
         w = csv.DictWriter(fh, fieldnames=keys, extrasaction='ignore')

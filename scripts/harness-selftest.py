@@ -4,15 +4,19 @@
 
 Usage: harness-selftest.py TOP
 Feeds made-up guest reports to scripts/parse-results.py,
-scripts/compare-upstream.py and scripts/lock-report.py, made-up console
-lines to the console check of scripts/lib.sh and SMP values to its
-check_smp, and prints one line per case:
+scripts/compare-upstream.py, scripts/lock-report.py and
+scripts/bench-report.py, made-up console lines to the console check of
+scripts/lib.sh, SMP values to its check_smp and made-up sysfs and sysctl
+files to mode() of scripts/guest/modes.sh, and prints one line per case:
   PASS<TAB>harness: WHAT
   FAIL<TAB>harness: WHAT: got ...
 A case passes when the check reaches the verdict it must (FAIL for a
 broken run, PASS for a good one).
 """
+import csv
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -232,6 +236,204 @@ def lock_check():
     return res
 
 
+# A made-up make run (bench and real suites, 2 CPUs, 2 rounds): per mode
+# and round the sequential fault/wsec and minor faults per page, sparse
+# RSS per touched page, churn execs/s and fragmented fault/wsec.
+SEQ_MODES = ['off', 'on', 'on-max', 'mthp64k', 'mthp64k+on',
+             'mthp64k+on-max', 'populate']
+SEQ = {'off': ((1000, 1000), 1.0), 'on': ((1500, 1500), 0.0625),
+       'on-max': ((1700, 1700), 0.0323), 'mthp64k': ((2000, 2000), 0.0625),
+       'mthp64k+on': ((3000, 4000), 0.015625),
+       'mthp64k+on-max': ((3200, 3200), 0.0125),
+       'populate': ((900, 900), 1.0)}
+SPARSE = {'off': 1.0, 'on': 1.0, 'on-max': 1.0, 'mthp64k': 2.0,
+          'mthp64k+on': 1.0, 'mthp64k+on-max': 1.2}
+CHURN = {'off': 100.0, 'on': 110.0, 'on-max': 112.0, 'mthp64k': 105.0,
+         'mthp64k+on': 126.0, 'mthp64k+on-max': 115.5}
+FRAG = {'off': 500, 'on': 700, 'mthp64k': 550, 'mthp64k+on': 825}
+REAL_MODES = ['off', 'on', 'on-max', 'mthp64k', 'mthp64k+on',
+              'mthp64k+on-max']
+
+
+def bench_log(skip=()):
+    """The bench and real suites of a made-up make run; @skip holds
+    (section, mode, round) of rows to leave out."""
+    def pft(fpw, flt, rss, pat='seq'):
+        return '0.06,1,1,0.010,0.020,0.030,1000,%.0f,%.4f,%.2f,%s,t' % (
+            fpw, flt, rss, pat)
+    lines = ['TAP version 13', '1..1', '# bench: made up', 'meta,ncpu,2',
+             'meta,size,64M', 'meta,rounds,2',
+             'meta,modes,%s' % ' '.join(SEQ_MODES)]
+    for r in (1, 2):
+        for t in (1, 2):
+            for m in SEQ_MODES:
+                if ('seq', m, r) not in skip:
+                    fpw, flt = SEQ[m]
+                    lines.append('data,seq,%s,%d,%d,%s' % (
+                        m, t, r, pft(fpw[r - 1] * t, flt, 1.0)))
+    for p in ('stride:2', 'stride:4', 'random50'):
+        for m in SPARSE:
+            if ('sparse-' + p, m, 1) not in skip:
+                lines.append('data,sparse-%s,%s,1,1,%s' % (
+                    p, m, pft(800, 0.5, SPARSE[m], p)))
+    for r in (1, 2):
+        for m in CHURN:
+            if ('churn', m, r) not in skip:
+                lines.append('churn,%s,%d,300,3.0,%.1f,40.0' % (m, r, CHURN[m]))
+        for m in FRAG:
+            if ('frag', m, r) not in skip:
+                lines.append('data,frag,%s,1,%d,%s' % (m, r, pft(FRAG[m], 0.5, 1.0)))
+        for m in ('off', 'on', 'on-max'):
+            lines.append('pressure,%s,%d,2560,2560,0,100,OK' % (m, r))
+    real = ['TAP version 13', '1..1', 'meta,real_rounds,2',
+            'meta,real_modes,%s' % ' '.join(REAL_MODES),
+            'meta,real_workloads,cc']
+    for r in (1, 2):
+        for i, m in enumerate(REAL_MODES):
+            if ('real', m, r) not in skip:
+                real.append('real,cc,%s,%d,%.1f,%d,0,1000,1.0,1.0,0,0,0' % (
+                    m, r, 10.0 - i * 0.1, 1000 - i * 100))
+    return (frame('bench', '\n'.join(lines + ['ok 1 done'])) +
+            frame('real', '\n'.join(real + ['ok 1 cc'])))
+
+
+# bench-report.py: (what, log, exit status, strings its output must hold,
+# (CSV file, mode, column, value) its CSV files must hold)
+BENCH_CASES = [
+    ('a run with the mTHP+prefault modes', bench_log(), 0,
+     ['mode mthp64k+on\n', 'mode mthp64k+on-max\n',
+      '%26s%26s' % ('mthp64k+on', 'mthp64k+on-max'),
+      '1.75x (1.50-2.00, 2)', '1.60x (1.60-1.60, 2)',
+      '0.250x (0.250-0.250, 2)', '0.200x (0.200-0.200, 2)',
+      '%-10s%18s%18s' % ('stride:2', '0.50x', '0.60x'),
+      '105.0 execs/s, 1.05x (1.05-1.05, 2) to off',
+      '1.20x (1.20-1.20, 2) to mthp64k', '1.10x (1.10-1.10, 2) to mthp64k',
+      '1.50x (1.50-1.50, 2) to mthp64k', '%24s' % 'mthp64k+on-max'],
+     [('bench-summary.csv', ('seq', 'mthp64k+on', '1'), 'ratio_mthp64k', 1.75),
+      ('bench-summary.csv', ('seq', 'mthp64k+on-max', '2'),
+       'minflt_ratio_mthp64k', 0.2),
+      ('bench-summary.csv', ('sparse-stride:2', 'mthp64k+on', '1'),
+       'rss_ratio_mthp64k', 0.5),
+      ('bench-summary.csv', ('churn', 'mthp64k+on', '1'), 'ratio_mthp64k', 1.2),
+      ('bench-summary.csv', ('frag', 'mthp64k+on', '1'), 'ratio_mthp64k', 1.5),
+      ('bench-raw.csv', ('seq', 'mthp64k+on-max', '2'), 'fault_per_wsec', 6400),
+      ('real-raw.csv', ('cc', 'mthp64k+on-max', '2'), 'minflt', 500)]),
+    ('a run without a sequential round of mthp64k+on-max',
+     bench_log({('seq', 'mthp64k+on-max', 2)}), 1,
+     ['seq mthp64k+on-max 1 thread(s): 1 of 2 rounds',
+      'seq mthp64k+on-max 2 thread(s): 1 of 2 rounds'], []),
+    ('a run without the sparse row of mthp64k+on',
+     bench_log({('sparse-stride:4', 'mthp64k+on', 1)}), 1,
+     ['sparse-stride:4 mthp64k+on 1 thread(s): 0 of 1 rounds'], []),
+    ('a run without the churn rows of mthp64k',
+     bench_log({('churn', 'mthp64k', 1), ('churn', 'mthp64k', 2)}), 1,
+     ['churn mthp64k: 0 of 2 rounds'], []),
+    ('a run without a churn round of mthp64k+on-max',
+     bench_log({('churn', 'mthp64k+on-max', 1)}), 1,
+     ['churn mthp64k+on-max: 1 of 2 rounds'], []),
+    ('a run without a fragmented-memory round of mthp64k+on',
+     bench_log({('frag', 'mthp64k+on', 2)}), 1,
+     ['frag mthp64k+on 1 thread(s): 1 of 2 rounds'], []),
+    ('a run without a real round of mthp64k+on',
+     bench_log({('real', 'mthp64k+on', 1)}), 1,
+     ['real cc mthp64k+on: 1 of 2 rounds'], []),
+]
+
+
+def csv_value(path, key, column):
+    """@column of the first row of @path whose first columns are @key, or
+    None when there is no such file, row, column or number."""
+    try:
+        with open(path, newline='') as fh:
+            rows = list(csv.reader(fh))
+        row = next(r for r in rows[1:] if tuple(r[:len(key)]) == key)
+        return float(row[rows[0].index(column)])
+    except (OSError, IndexError, StopIteration, ValueError):
+        return None
+
+
+def bench_check():
+    res = []
+    plot = bool(shutil.which('gnuplot'))
+    for what, text, rc, want, csvs in BENCH_CASES:
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, 'results.log')
+            with open(log, 'w') as f:
+                f.write(text)
+            r = subprocess.run([sys.executable, os.path.join(TOP, 'scripts', 'bench-report.py'),
+                                log, d], capture_output=True, text=True)
+            out = r.stdout + r.stderr
+            miss = [w for w in want if w not in out]
+            for name, key, col, val in csvs:
+                got = csv_value(os.path.join(d, name), key, col)
+                if got is None or abs(got - val) > 1e-6:
+                    miss.append('%s %s %s = %s' % (name, ','.join(key), col, val))
+            dat = os.path.join(d, 'bench-plot.dat')
+            if plot and rc == 0:
+                if 'gnuplot failed' in r.stderr or r.stdout.count('Plot: ') != 2:
+                    miss.append('both plots')
+                elif not os.path.exists(dat) or '# mthp64k+on-max' not in open(dat).read():
+                    miss.append('mthp64k+on-max in bench-plot.dat')
+            ok = r.returncode == rc and not miss
+            res.append(('PASS' if ok else 'FAIL',
+                        'bench-report.py: %s: exit %d%s' % (
+                            what, rc, '' if ok else ', got exit %d, missing %s: %s' % (
+                                r.returncode, miss, out[-300:].replace('\n', ' | ')))))
+    return res
+
+
+# modes.sh: what mode() must leave in vm.anon_prefault, in
+# anon_prefault_max_pages (None: left as it was) and in the 64K mTHP
+# switch, and the pft flags it must print.
+MODE_KNOBS = {'off': ('0', None, 'never', ''), 'on': ('1', '16', 'never', ''),
+              'on-max': ('1', '31', 'never', ''),
+              'mthp64k': ('0', None, 'always', '-H'),
+              'mthp64k+on': ('1', '16', 'always', '-H'),
+              'mthp64k+on-max': ('1', '31', 'always', '-H'),
+              'populate': ('0', None, 'never', '-P')}
+
+
+def modes_check():
+    """mode() of modes.sh on made-up sysfs and sysctl files, for every mode
+    MODES= of bench.sh and realwork.sh names."""
+    res = []
+    named = set()
+    for name in ('bench.sh', 'realwork.sh'):
+        with open(os.path.join(TOP, 'scripts', 'guest', name)) as f:
+            m = re.search(r'^MODES="([^"]*)"', f.read(), re.M)
+        named.update(m.group(1).split() if m else ['(no MODES= in %s)' % name])
+    with tempfile.TemporaryDirectory() as d:
+        for sub in ('hugepages-64kB', 'hugepages-2048kB'):
+            os.makedirs(os.path.join(d, 'thp', sub))
+        for mode in list(MODE_KNOBS) + sorted(named - set(MODE_KNOBS)):
+            for path, val in (('thp/enabled', 'x'), ('thp/hugepages-64kB/enabled', 'x'),
+                              ('thp/hugepages-2048kB/enabled', 'x'), ('pf', 'x'),
+                              ('maxp', '7')):
+                with open(os.path.join(d, path), 'w') as f:
+                    f.write(val + '\n')
+            r = subprocess.run(['sh', '-c', '. "$1/scripts/guest/modes.sh"; '
+                                'THP=$2/thp PF=$2/pf MAXP=$2/maxp; f=$(mode "$3"); '
+                                'echo "$f|$(cat $PF)|$(cat $MAXP)|'
+                                '$(cat $THP/hugepages-64kB/enabled)|'
+                                '$(cat $THP/enabled) $(cat $THP/hugepages-2048kB/enabled)"',
+                                'x', TOP, d, mode], capture_output=True, text=True)
+            knobs = MODE_KNOBS.get(mode)
+            if knobs is None:
+                res.append(('FAIL', 'modes.sh: %s, named in MODES=, has no known knobs'
+                            % mode))
+                continue
+            pf, maxp, thp, flags = knobs
+            want = '%s|%s|%s|%s|never never' % (flags, pf, maxp or '7', thp)
+            got = r.stdout.strip()
+            res.append(('PASS' if got == want and not r.stderr else 'FAIL',
+                        'modes.sh: mode %s sets anon_prefault=%s%s, 64K mTHP %s, '
+                        'pft flags "%s"%s' % (
+                            mode, pf, ', max_pages=%s' % maxp if maxp else '', thp,
+                            flags, '' if got == want and not r.stderr else
+                            ': got %s %s' % (got, r.stderr.strip()[:200]))))
+    return res
+
+
 def smp_check():
     """check_smp refuses more virtual CPUs than host CPUs, and nonsense."""
     res = []
@@ -263,7 +465,7 @@ def main():
             print('FAIL\tharness: %s: %s: want %s, got %s: %s'
                   % (script, what, want, got, out.strip().replace('\n', ' | ')[:300]))
     for st, what in (console_check() + patch_check() + lock_check() +
-                     smp_check()):
+                     bench_check() + modes_check() + smp_check()):
         print('%s\tharness: %s' % (st, what))
     return 0
 

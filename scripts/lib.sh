@@ -319,7 +319,7 @@ build_guest_programs() {
 	done
 	build_kselftests "$obj" "$out" || die "cannot build kselftest $BAD_KSELFTEST"
 }
-GUEST_KSELFTESTS=${GUEST_KSELFTESTS:-"anon_prefault anon_prefault_stress pft"}
+GUEST_KSELFTESTS=${GUEST_KSELFTESTS:-"anon_prefault anon_prefault_mthp anon_prefault_stress pft"}
 
 # $1 = object dir with headers (make headers), $2 = output dir: builds the
 # kselftests of GUEST_KSELFTESTS that $SRC has, with the include flags of
@@ -513,7 +513,7 @@ boot_guest() {
 	# The test and debug jobs run the upstream selftests (each pair may be
 	# run three times), the stress tests and stress-ng, the run job the
 	# benchmark and the real programs: 30 minutes; the others 15.
-	[ -n "$limit" ] || case $job in test|debug|run) limit=1800 ;; *) limit=900 ;; esac
+	[ -n "$limit" ] || case $job in test|debug) limit=1800 ;; run) limit=2700 ;; *) limit=900 ;; esac
 	accel=$(qemu_accel)
 	log "booting ($job): qemu $accel -smp $SMP -m $MEM, timeout ${limit}s, console in $out/console.log"
 	t0=$(date +%s)

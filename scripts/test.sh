@@ -263,15 +263,18 @@ boot_and_check() {
 	[ -f "$out/results.log" ]
 }
 
-# The suites a job must report (scripts/guest/jobs.sh), $1 = job.
+# The suites a job must report (scripts/guest/jobs.sh), $1 = job. The
+# mTHP ones once the series has the mTHP kselftest.
 suites_of() {
-	local s="smoke,feature"
+	local s="smoke,feature" m=""
 	[ $HAS_FEATURE = 1 ] || { echo "$s"; return; }
+	[ -x "$BUILD/guest/anon_prefault_mthp" ] &&
+		m=",anon_prefault_mthp,anon_prefault_stress_mthp"
 	case $1 in
-	test) echo "$s,anon_prefault,upstream,anon_prefault_stress,stress-ng" ;;
-	test-n) echo "$s,anon_prefault,upstream,anon_prefault_stress" ;;
-	debug) echo "$s,anon_prefault,anon_prefault_stress,stress-ng,trinity" ;;
-	bulk) echo "$s,anon_prefault,anon_prefault_stress" ;;
+	test) echo "$s,anon_prefault,upstream,anon_prefault_stress,stress-ng$m" ;;
+	test-n) echo "$s,anon_prefault,upstream,anon_prefault_stress$m" ;;
+	debug) echo "$s,anon_prefault,anon_prefault_stress,stress-ng,trinity$m" ;;
+	bulk) echo "$s,anon_prefault,anon_prefault_stress$m" ;;
 	limits) echo "$s,oom,numa" ;;
 	esac
 }
@@ -319,7 +322,7 @@ elif pass "build: top of series (=n)" && boot_and_check guest-n "$OBJ_N" test; t
 		else
 			pass "guest-n: vm.anon_prefault absent"
 		fi
-		for t in anon_prefault anon_prefault_stress; do
+		for t in anon_prefault anon_prefault_mthp anon_prefault_stress; do
 			[ -x "$BUILD/guest/$t" ] || continue
 			nfail=$(printf '%s\n' "$res" | grep -c "^FAIL	$t:" || true)
 			nrun=$(printf '%s\n' "$res" | grep -c "^PASS	$t:" || true)

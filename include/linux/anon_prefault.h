@@ -18,10 +18,22 @@
 DECLARE_STATIC_KEY_TRUE(anon_prefault_key);
 
 unsigned int anon_prefault_window(struct vm_area_struct *vma,
-				  unsigned long address);
+				  unsigned long address, unsigned long orders,
+				  unsigned int *forder);
 unsigned int anon_prefault_cut(unsigned long address, unsigned int nr,
 			       bool fallback);
 void anon_prefault_mapped(unsigned long address, unsigned int nr);
+
+/*
+ * Whether the predictor of current sizes a fault: the feature is on, and
+ * the fault is current's own, not one of a remote GUP target.
+ */
+static __always_inline bool anon_prefault_active(struct vm_fault *vmf)
+{
+	if (!static_branch_likely(&anon_prefault_key))
+		return false;
+	return !(vmf->flags & FAULT_FLAG_REMOTE);
+}
 
 /*
  * How many pages a fault at @vmf->address should map, the faulting page
@@ -29,12 +41,11 @@ void anon_prefault_mapped(unsigned long address, unsigned int nr);
  */
 static __always_inline unsigned int anon_prefault_pages(struct vm_fault *vmf)
 {
-	if (!static_branch_likely(&anon_prefault_key))
+	unsigned int order;
+
+	if (!anon_prefault_active(vmf))
 		return 1;
-	/* The predictor belongs to current, not to a remote GUP target. */
-	if (vmf->flags & FAULT_FLAG_REMOTE)
-		return 1;
-	return anon_prefault_window(vmf->vma, vmf->address);
+	return anon_prefault_window(vmf->vma, vmf->address, 0, &order) ?: 1;
 }
 
 /* A new task (fork, clone) or program (exec) starts with no prediction. */
@@ -44,6 +55,11 @@ static inline void anon_prefault_reset(struct task_struct *p)
 	p->anon_prefault_order = 0;
 }
 #else
+static inline bool anon_prefault_active(struct vm_fault *vmf)
+{
+	return false;
+}
+
 static inline unsigned int anon_prefault_pages(struct vm_fault *vmf)
 {
 	return 1;

@@ -65,14 +65,27 @@ ext_fuzz() {
 			"$(arg trinity_n 20000)"
 }
 
-# The smoke test, the feature report, the functional test and the race
-# stress test for ap.stress= seconds (default $1).
+# The race stress test with 64 KiB mTHP "always" (the predictor chooses
+# the folio order) for ap.stress_mthp= seconds (default $1).
+mthp_stress() {
+	[ -x /ap/anon_prefault_stress ] &&
+		suite anon_prefault_stress_mthp /ap/anon_prefault_stress -H \
+			-d "$(arg stress_mthp "$1")"
+	thp_never
+}
+
+# The smoke test, the feature report, the functional tests (order-0 and
+# mTHP) and the race stress test for ap.stress= seconds (default $1), then
+# for a third of that with mTHP.
 feature_tests() {
 	suite smoke smoke
 	suite feature feature_report
 	[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
+	[ -x /ap/anon_prefault_mthp ] &&
+		suite anon_prefault_mthp /ap/anon_prefault_mthp
 	[ -x /ap/anon_prefault_stress ] &&
 		suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress "$1")"
+	mthp_stress $(($1 / 3))
 }
 
 # ap.job=test: the feature's kselftests, the race stress test and the
@@ -93,6 +106,8 @@ run_job() {
 		suite smoke smoke
 		suite feature feature_report
 		[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
+		[ -x /ap/anon_prefault_mthp ] &&
+			suite anon_prefault_mthp /ap/anon_prefault_mthp
 		# Upstream tests before the stress test: uffd-unit-tests' events
 		# cases fail now and then after heavy memory churn in the same
 		# boot, with vm.anon_prefault=0 as with 1 (see README).
@@ -100,6 +115,7 @@ run_job() {
 		[ -s /ap/upstream/LIST ] && suite upstream sh /ap/upstream.sh
 		[ -x /ap/anon_prefault_stress ] &&
 			suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress 30)"
+		mthp_stress 20
 		ext_stress "on off"
 		;;
 	debug)

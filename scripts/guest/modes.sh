@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Benchmark modes of make run, sourced by bench.sh and realwork.sh:
-#   off      vm.anon_prefault=0, THP never
-#   on       vm.anon_prefault=1, the default window cap (16)
-#   on-max   vm.anon_prefault=1, window cap PAGEVEC_SIZE (31)
-#   mthp64k  vm.anon_prefault=0, 64K mTHP always
-#   populate vm.anon_prefault=0, THP never (pft maps with MADV_POPULATE_WRITE)
+#   off            vm.anon_prefault=0, THP never
+#   on             vm.anon_prefault=1, the default window cap (16)
+#   on-max         vm.anon_prefault=1, window cap PAGEVEC_SIZE (31)
+#   mthp64k        vm.anon_prefault=0, 64K mTHP always
+#   mthp64k+on     vm.anon_prefault=1, window cap 16, 64K mTHP always
+#   mthp64k+on-max vm.anon_prefault=1, window cap 31, 64K mTHP always
+#   populate       vm.anon_prefault=0, THP never (pft maps with
+#                  MADV_POPULATE_WRITE)
 
 THP=/sys/kernel/mm/transparent_hugepage
 PF=/proc/sys/vm/anon_prefault
@@ -24,6 +27,8 @@ mode() {
 	on) echo 1 >$PF; echo 16 >$MAXP; thp_set never; echo "" ;;
 	on-max) echo 1 >$PF; echo 31 >$MAXP; thp_set never; echo "" ;;
 	mthp64k) echo 0 >$PF; thp_set always; echo "-H" ;;
+	mthp64k+on) echo 1 >$PF; echo 16 >$MAXP; thp_set always; echo "-H" ;;
+	mthp64k+on-max) echo 1 >$PF; echo 31 >$MAXP; thp_set always; echo "-H" ;;
 	populate) echo 0 >$PF; thp_set never; echo "-P" ;;
 	esac
 }

@@ -9,9 +9,10 @@
 #   py    python3.11 building, sorting and serialising lists and dicts
 #   sort  GNU sort over a generated text file
 #   xz    xz -6 compressing a generated text file
-# Modes off, on, on-max and mthp64k (modes.sh). In each round every
-# workload runs once in every mode, the order of the modes rotating from
-# round to round; round 0 is a warm-up and is discarded. Each run prints
+# Modes off, on, on-max, mthp64k, mthp64k+on and mthp64k+on-max
+# (modes.sh). In each round every workload runs once in every mode, the
+# order of the modes rotating from round to round; round 0 is a warm-up
+# and is discarded. Each run prints
 #   real,WORKLOAD,MODE,ROUND,wall_s,minflt,majflt,maxrss_kb,user_s,sys_s,
 #        ap_fault,ap_page,ap_fallback
 # (ap_real: wait4() rusage of the whole process tree, /proc/vmstat
@@ -20,7 +21,7 @@
 
 # $1: rounds (jobs.sh passes ap.real_rounds=, REAL_ROUNDS= of make run).
 ROUNDS=${1:-3}
-MODES="off on on-max mthp64k"
+MODES="off on on-max mthp64k mthp64k+on mthp64k+on-max"
 WORKLOADS="cc sh py sort xz"
 NCPU=$(grep -c ^processor /proc/cpuinfo)
 SH_CHECKS=${AP_REAL_SH:-40}

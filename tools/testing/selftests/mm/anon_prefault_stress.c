@@ -10,7 +10,8 @@
  * checks that no page is ever lost, mapped twice, or shows data that
  * belongs to another page.
  *
- * NR_ARENAS arenas of ARENA_SZ bytes (PMD aligned, MADV_NOHUGEPAGE, each
+ * NR_ARENAS arenas of ARENA_SZ bytes (PMD aligned, MADV_NOHUGEPAGE unless
+ * -H lets them use 64 KiB mTHP, which the predictor then sizes, each
  * followed by a PROT_NONE guard page) are shared by:
  *
  *  - writer threads (-t): walk a run of pages of an arena in ascending
@@ -614,9 +615,18 @@ static char *page_addr(struct arena *a, unsigned long idx)
 	return a->base + idx * pagesize;
 }
 
+/* -H: 64 KiB mTHP "always", and no MADV_NOHUGEPAGE on the arenas */
+static bool use_mthp;
+
+/* MADV_NOHUGEPAGE, unless the test runs with 64 KiB mTHP (-H). */
+static int no_thp(void *p, size_t len)
+{
+	return use_mthp ? 0 : madvise(p, len, MADV_NOHUGEPAGE);
+}
+
 /*
- * Map @len bytes PMD aligned, MADV_NOHUGEPAGE, followed by a PROT_NONE guard
- * page so that the region is a VMA of its own.
+ * Map @len bytes PMD aligned, MADV_NOHUGEPAGE (see no_thp()), followed by a
+ * PROT_NONE guard page so that the region is a VMA of its own.
  */
 static char *map_region(size_t len, int prot)
 {
@@ -634,7 +644,7 @@ static char *map_region(size_t len, int prot)
 		die("munmap");
 	if (mprotect(p + len, pagesize, PROT_NONE))
 		die("mprotect");
-	if (madvise(p, len, MADV_NOHUGEPAGE))
+	if (no_thp(p, len))
 		die("MADV_NOHUGEPAGE");
 	return p;
 }
@@ -1009,7 +1019,7 @@ static void op_replace(struct worker *m, struct arena *a)
 	if (q != p)
 		die("mmap MAP_FIXED");
 	zap_end(a, first, n);
-	if (madvise(p, n * pagesize, MADV_NOHUGEPAGE))
+	if (no_thp(p, n * pagesize))
 		die("MADV_NOHUGEPAGE");
 	new_generation(a, first, n);
 	if (rnd(&m->rng) & 1)
@@ -1338,7 +1348,7 @@ static void child_main(struct arena *a)
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (region == MAP_FAILED)
 		die("fork child: mmap");
-	madvise(region, CHILD_REGION_SZ, MADV_NOHUGEPAGE);
+	no_thp(region, CHILD_REGION_SZ);
 	for (i = 0; i < pages; i++) {
 		char *p = region + i * pagesize;
 
@@ -1753,8 +1763,10 @@ static void skip_all(const char *why)
 
 static void usage(FILE *f, const char *prog)
 {
-	fprintf(f, "Usage: %s [-h] [-d seconds] [-t threads]\n", prog);
+	fprintf(f, "Usage: %s [-h] [-H] [-d seconds] [-t threads]\n", prog);
 	fprintf(f, "  -h          show this help\n");
+	fprintf(f, "  -H          64 KiB mTHP \"always\" (other sizes \"never\"),\n");
+	fprintf(f, "              arenas without MADV_NOHUGEPAGE\n");
 	fprintf(f, "  -d seconds  total run time, split between the max_pages 31 and 16\n");
 	fprintf(f, "              phases (default %d)\n", DEF_DURATION);
 	fprintf(f, "  -t threads  faulting threads, 1..%d (default %d)\n",
@@ -1789,11 +1801,14 @@ int main(int argc, char **argv)
 	int opt, ret;
 
 	/* -f (undocumented): run even without the sysctls, for debugging. */
-	while ((opt = getopt(argc, argv, "hfd:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "hHfd:t:")) != -1) {
 		switch (opt) {
 		case 'h':
 			usage(stdout, argv[0]);
 			return 0;
+		case 'H':
+			use_mthp = true;
+			break;
 		case 'f':
 			force = true;
 			break;
@@ -1843,6 +1858,14 @@ int main(int argc, char **argv)
 			       SYSCTL_ENABLE);
 	}
 
+	if (use_mthp) {
+		ret = ap_mthp_only(64);
+		if (ret) {
+			ksft_print_msg("64 KiB mTHP: %s\n", strerror(-ret));
+			skip_all("64 KiB mTHP not available");
+		}
+		ksft_print_msg("64 KiB mTHP always: the predictor sizes the folios\n");
+	}
 	ksm_start();
 	if (have_sysctl) {
 		const char *why = "";

@@ -9,6 +9,7 @@
 #ifndef __ANON_PREFAULT_UTIL_H
 #define __ANON_PREFAULT_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -189,6 +190,97 @@ out:
 	free(hdr);
 	close(fd);
 	return err;
+}
+
+/* mTHP sizes whose "enabled" setting ap_mthp_only() changed. */
+#define AP_THP_DIR		"/sys/kernel/mm/transparent_hugepage"
+#define AP_THP_SIZES		16
+
+static struct {
+	char name[AP_THP_SIZES][32];	/* "hugepages-64kB" */
+	char val[AP_THP_SIZES][16];	/* "always", "madvise", ... */
+	unsigned int nr;
+	pid_t owner;
+} ap_thp_saved;
+
+/* Put the mTHP settings back as ap_mthp_only() found them. */
+static inline void ap_mthp_restore(void)
+{
+	char path[128];
+	unsigned int i;
+
+	if (!ap_thp_saved.owner || getpid() != ap_thp_saved.owner)
+		return;
+	for (i = 0; i < ap_thp_saved.nr; i++) {
+		snprintf(path, sizeof(path), AP_THP_DIR "/%s/enabled",
+			 ap_thp_saved.name[i]);
+		ap_write_file(path, ap_thp_saved.val[i]);
+	}
+}
+
+/*
+ * Allow anonymous large folios of @kb KiB only, "always": every other mTHP
+ * size (the PMD size included) "never". The settings are saved the first
+ * time and restored at exit. Returns 0, or -errno if the size does not
+ * exist or a setting cannot be written.
+ */
+static inline int ap_mthp_only(unsigned int kb)
+{
+	char path[128], want[32], cur[64];
+	bool first = !ap_thp_saved.owner;
+	struct dirent *de;
+	int ret = -ENOENT;
+	DIR *d;
+
+	snprintf(want, sizeof(want), "hugepages-%ukB", kb);
+	d = opendir(AP_THP_DIR);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		unsigned int i = ap_thp_saved.nr;
+		char *sel;
+
+		if (strncmp(de->d_name, "hugepages-", 10))
+			continue;
+		snprintf(path, sizeof(path), AP_THP_DIR "/%.32s/enabled",
+			 de->d_name);
+		/* A size only shmem may use has no anonymous setting */
+		if (access(path, F_OK))
+			continue;
+		if (first && i < AP_THP_SIZES &&
+		    !ap_read_file(path, cur, sizeof(cur))) {
+			/* "always [inherit] madvise never": the bracketed one */
+			sel = strchr(cur, '[');
+			if (sel && strchr(sel, ']')) {
+				*strchr(sel, ']') = '\0';
+				snprintf(ap_thp_saved.name[i],
+					 sizeof(ap_thp_saved.name[i]), "%.31s",
+					 de->d_name);
+				snprintf(ap_thp_saved.val[i],
+					 sizeof(ap_thp_saved.val[i]), "%.15s",
+					 sel + 1);
+				ap_thp_saved.nr++;
+			}
+		}
+		if (!strcmp(de->d_name, want)) {
+			ret = ap_write_file(path, "always");
+			if (ret)
+				break;
+		} else {
+			int err = ap_write_file(path, "never");
+
+			if (err) {
+				ret = err;
+				break;
+			}
+		}
+	}
+	closedir(d);
+	if (first) {
+		ap_thp_saved.owner = getpid();
+		atexit(ap_mthp_restore);
+	}
+	return ret;
 }
 
 #endif /* __ANON_PREFAULT_UTIL_H */
