@@ -16,7 +16,9 @@
  * their order too, the way readahead grows the folios of a file while it
  * keeps hitting: a miss maps one page, and a stream ramps up through single
  * pages to the mTHP orders allowed and then to several large folios per
- * fault. mTHP's own rules decide which orders a VMA may use at all.
+ * fault. mTHP's own rules decide which orders a VMA may use at all, and a
+ * region advised MADV_HUGEPAGE, which asked for large folios, gets them
+ * from mTHP as without this code.
  *
  * madvise() steers it per region, reusing the advice that file readahead
  * already reads: MADV_RANDOM (VM_RAND_READ) maps one page per fault,
@@ -80,8 +82,8 @@ static unsigned int anon_prefault_folio_order(unsigned long orders,
  * Updates current's prediction and returns how many folios of order
  * *@forder, naturally aligned and the first of them holding the faulting
  * page, the fault should map: 1 on a miss, and 0 when the predictor has no
- * say about this VMA (mlocked, userfaultfd or MADV_RANDOM) and mTHP, if
- * @orders allows it, decides alone. The window never passes the end of
+ * say about this VMA (mlocked, userfaultfd or MADV_RANDOM, or with @orders
+ * MADV_HUGEPAGE) and mTHP, if @orders allows it, decides alone. The window never passes the end of
  * @vma nor the end of the page table that maps @address, and holds at most
  * vm.anon_prefault_max_pages folios: with order-0 folios that many pages.
  *
@@ -109,6 +111,11 @@ unsigned int anon_prefault_window(struct vm_area_struct *vma,
 	 */
 	if ((vma->vm_flags & (VM_LOCKED | VM_RAND_READ)) ||
 	    userfaultfd_armed(vma)) {
+		anon_prefault_miss(addr);
+		return 0;
+	}
+	/* MADV_HUGEPAGE asked for large folios: mTHP gives them as it would. */
+	if (orders && (vma->vm_flags & VM_HUGEPAGE)) {
 		anon_prefault_miss(addr);
 		return 0;
 	}

@@ -60,6 +60,21 @@ static inline bool anon_prefault_active(struct vm_fault *vmf)
 	return false;
 }
 
+static inline unsigned int anon_prefault_window(struct vm_area_struct *vma,
+						unsigned long address,
+						unsigned long orders,
+						unsigned int *forder)
+{
+	*forder = 0;
+	return 0;
+}
+
+static inline unsigned int anon_prefault_cut(unsigned long address,
+					     unsigned int nr, bool fallback)
+{
+	return nr;
+}
+
 static inline unsigned int anon_prefault_pages(struct vm_fault *vmf)
 {
 	return 1;

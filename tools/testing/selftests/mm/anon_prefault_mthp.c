@@ -18,8 +18,9 @@
  *  - fallback: a populated page in the way of a 64 KiB folio makes the
  *    fault map single pages instead; windows stop in front of it.
  *  - eligibility: mTHP's own rules are untouched: with vm.anon_prefault=0,
- *    MADV_RANDOM, MADV_NOHUGEPAGE, PR_SET_THP_DISABLE or no mTHP size
- *    enabled, the faults are those of mTHP alone or of the order-0 window.
+ *    MADV_RANDOM, MADV_HUGEPAGE, MADV_NOHUGEPAGE, PR_SET_THP_DISABLE or no
+ *    mTHP size enabled, the faults are those of mTHP alone or of the
+ *    order-0 window.
  *  - tail_zero: the pages a window maps ahead of a stream that stops read
  *    zero, and the data written survives fork.
  */
@@ -604,6 +605,12 @@ static void test_eligibility(void)
 	free(s);
 	ksft_test_result(ok, "eligibility: MADV_RANDOM is mTHP alone\n");
 
+	/* MADV_HUGEPAGE asked for large folios: mTHP decides */
+	model_init(&m, M_MTHP, 16, pages);
+	ok = run_pattern("MADV_HUGEPAGE", &m, o, pages, MADV_HUGEPAGE);
+	free(m.pg);
+	ksft_test_result(ok, "eligibility: MADV_HUGEPAGE is mTHP alone\n");
+
 	/* MADV_NOHUGEPAGE: no large folio, the order-0 window */
 	model_init(&m, M_ORDER0, 16, pages);
 	ok = run_pattern("MADV_NOHUGEPAGE", &m, o, pages, MADV_NOHUGEPAGE);
@@ -686,7 +693,7 @@ static void test_tail_zero(void)
 	ksft_test_result(!bad, "tail_zero: ahead pages zero, data kept over fork\n");
 }
 
-#define NR_TESTS	(6 + 6 + 1 + 5 + 1)
+#define NR_TESTS	(6 + 6 + 1 + 6 + 1)
 
 static void skip_all(const char *why)
 {
