@@ -155,21 +155,11 @@ static long minflt(int who)
  */
 static char *map_region(size_t len)
 {
-	size_t map_len = len + PMD_SZ + pagesize;
-	char *map, *p, *end;
+	const char *what;
+	char *p = ap_map_region(len, PROT_READ | PROT_WRITE, &what);
 
-	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED)
-		ksft_exit_fail_perror("mmap");
-	p = (char *)(((uintptr_t)map + PMD_SZ - 1) & ~(PMD_SZ - 1));
-	end = p + len + pagesize;
-	if (p > map && munmap(map, p - map))
-		ksft_exit_fail_perror("munmap");
-	if (map + map_len > end && munmap(end, map + map_len - end))
-		ksft_exit_fail_perror("munmap");
-	if (mprotect(p + len, pagesize, PROT_NONE))
-		ksft_exit_fail_perror("mprotect");
+	if (!p)
+		ksft_exit_fail_perror(what);
 	if (madvise(p, len, MADV_NOHUGEPAGE))
 		ksft_exit_fail_perror("MADV_NOHUGEPAGE");
 	return p;

@@ -630,20 +630,11 @@ static int no_thp(void *p, size_t len)
  */
 static char *map_region(size_t len, int prot)
 {
-	size_t map_len = len + PMD_SZ + pagesize;
-	char *map, *p, *end;
+	const char *what;
+	char *p = ap_map_region(len, prot, &what);
 
-	map = mmap(NULL, map_len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED)
-		die("mmap");
-	p = (char *)(((uintptr_t)map + PMD_SZ - 1) & ~(PMD_SZ - 1));
-	end = p + len + pagesize;
-	if (p > map && munmap(map, p - map))
-		die("munmap");
-	if (map + map_len > end && munmap(end, map + map_len - end))
-		die("munmap");
-	if (mprotect(p + len, pagesize, PROT_NONE))
-		die("mprotect");
+	if (!p)
+		die(what);
 	if (no_thp(p, len))
 		die("MADV_NOHUGEPAGE");
 	return p;

@@ -13,10 +13,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/swap.h>
 #include "../kselftest.h"
 
@@ -190,6 +192,40 @@ out:
 	free(hdr);
 	close(fd);
 	return err;
+}
+
+/* The alignment of ap_map_region(): a PMD with 4 KiB pages on x86-64. */
+#define AP_REGION_ALIGN		(2UL << 20)
+
+/*
+ * Map @len bytes of private anonymous memory with @prot at an
+ * AP_REGION_ALIGN aligned address, followed by a PROT_NONE guard page, so
+ * that the region is a VMA of its own that cannot merge with a later
+ * mapping. Returns NULL with errno set and *@what naming the call that
+ * failed.
+ */
+static inline char *ap_map_region(size_t len, int prot, const char **what)
+{
+	size_t psz = sysconf(_SC_PAGESIZE);
+	size_t map_len = len + AP_REGION_ALIGN + psz;
+	char *map, *p, *end;
+
+	*what = "mmap";
+	map = mmap(NULL, map_len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	p = (char *)(((uintptr_t)map + AP_REGION_ALIGN - 1) &
+		     ~(AP_REGION_ALIGN - 1));
+	end = p + len + psz;
+	*what = "munmap";
+	if (p > map && munmap(map, p - map))
+		return NULL;
+	if (map + map_len > end && munmap(end, map + map_len - end))
+		return NULL;
+	*what = "mprotect";
+	if (mprotect(p + len, psz, PROT_NONE))
+		return NULL;
+	return p;
 }
 
 /* mTHP sizes whose "enabled" setting ap_mthp_only() changed. */
