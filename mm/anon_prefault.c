@@ -69,7 +69,7 @@ static unsigned int anon_prefault_folio_order(unsigned long orders,
 					      unsigned int order)
 {
 	orders &= GENMASK(order, 0);
-	return orders ? fls_long(orders) - 1 : 0;
+	return orders ? highest_order(orders) : 0;
 }
 
 /**
@@ -83,9 +83,10 @@ static unsigned int anon_prefault_folio_order(unsigned long orders,
  * *@forder, naturally aligned and the first of them holding the faulting
  * page, the fault should map: 1 on a miss, and 0 when the predictor has no
  * say about this VMA (mlocked, userfaultfd or MADV_RANDOM, or with @orders
- * MADV_HUGEPAGE) and mTHP, if @orders allows it, decides alone. The window never passes the end of
- * @vma nor the end of the page table that maps @address, and holds at most
- * vm.anon_prefault_max_pages folios: with order-0 folios that many pages.
+ * MADV_HUGEPAGE) and mTHP, if @orders allows it, decides alone. The window
+ * never passes the end of @vma nor the end of the page table that maps
+ * @address, and holds at most vm.anon_prefault_max_pages folios: with
+ * order-0 folios that many pages.
  *
  * Without @orders, a hit at order k maps 1 << k pages. With @orders, the
  * order keeps growing past that: a hit at order k uses the largest of
@@ -101,21 +102,21 @@ unsigned int anon_prefault_window(struct vm_area_struct *vma,
 {
 	struct task_struct *tsk = current;
 	unsigned long addr = address & PAGE_MASK;
-	unsigned int order, max, fo = 0, nr;
+	unsigned int order, fo = 0, nr;
+	/* The largest order mTHP allows, 0 for single pages only */
+	unsigned int top = orders ? highest_order(orders) : 0;
 	unsigned long end;
 
 	*forder = 0;
 	/*
 	 * mlocked and userfaultfd VMAs get exactly the pages they fault, and
-	 * so does a region advised MADV_RANDOM.
+	 * so does a region advised MADV_RANDOM. Where mTHP may serve the
+	 * fault, a region advised MADV_HUGEPAGE asked for large folios: mTHP
+	 * gives them as it would.
 	 */
 	if ((vma->vm_flags & (VM_LOCKED | VM_RAND_READ)) ||
+	    (orders && (vma->vm_flags & VM_HUGEPAGE)) ||
 	    userfaultfd_armed(vma)) {
-		anon_prefault_miss(addr);
-		return 0;
-	}
-	/* MADV_HUGEPAGE asked for large folios: mTHP gives them as it would. */
-	if (orders && (vma->vm_flags & VM_HUGEPAGE)) {
 		anon_prefault_miss(addr);
 		return 0;
 	}
@@ -125,14 +126,12 @@ unsigned int anon_prefault_window(struct vm_area_struct *vma,
 		goto out;
 	}
 
-	max = ANON_PREFAULT_MAX_ORDER;
-	if (orders)
-		max += fls_long(orders) - 1;
 	/* MADV_SEQUENTIAL: no ramp, the first hit maps the full window. */
 	if (vma->vm_flags & VM_SEQ_READ)
-		order = max;
+		order = ANON_PREFAULT_MAX_ORDER + top;
 	else
-		order = min(tsk->anon_prefault_order + 1, max);
+		order = min(tsk->anon_prefault_order + 1,
+			    ANON_PREFAULT_MAX_ORDER + top);
 
 	end = pmd_addr_end(addr, vma->vm_end);
 	fo = anon_prefault_folio_order(orders, order);
@@ -148,7 +147,7 @@ unsigned int anon_prefault_window(struct vm_area_struct *vma,
 	tsk->anon_prefault_order = order;
 	tsk->anon_prefault_next = addr + ((unsigned long)nr << (PAGE_SHIFT + fo));
 out:
-	if (orders && fo < fls_long(orders) - 1)
+	if (fo < top)
 		count_vm_event(ANON_PREFAULT_ORDER_LOWERED);
 	*forder = fo;
 	return nr;

@@ -701,28 +701,8 @@ static void test_madvise(const char *name)
 /* 6. sparse                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* The random patterns' generator state (ap_rng(), fixed seed) */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-static unsigned long rng(void)
-{
-	/* xorshift64, fixed seed: runs are reproducible. */
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (unsigned long)rng_state;
-}
-
-static void shuffle(unsigned long *a, unsigned long n)
-{
-	unsigned long i, j, t;
-
-	for (i = n - 1; i > 0; i--) {
-		j = rng() % (i + 1);
-		t = a[i];
-		a[i] = a[j];
-		a[j] = t;
-	}
-}
 
 /*
  * Touch @order[0..n) of a fresh 1024-page region; the pages touched must be
@@ -802,7 +782,7 @@ static void test_sparse(const char *name)
 	/* Every page in random order: hits are possible, populated = all. */
 	for (i = 0; i < pages; i++)
 		order[i] = i;
-	shuffle(order, pages);
+	ap_shuffle(order, pages, &rng_state);
 	ok &= sparse_one(name, "permutation", order, pages, false);
 
 	/*
@@ -811,7 +791,7 @@ static void test_sparse(const char *name)
 	 */
 	for (i = 0; i < pages; i++)
 		order[i] = i;
-	shuffle(order, pages);
+	ap_shuffle(order, pages, &rng_state);
 	n = pages / 2;
 	for (pass = 0; pass < 1000; pass++) {
 		adj = false;
@@ -821,7 +801,7 @@ static void test_sparse(const char *name)
 			if (order[i + 1] != order[i] + 1)
 				continue;
 			adj = true;
-			j = rng() % n;
+			j = ap_rng(&rng_state) % n;
 			t = order[i + 1];
 			order[i + 1] = order[j];
 			order[j] = t;

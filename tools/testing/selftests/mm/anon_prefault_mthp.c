@@ -460,21 +460,14 @@ static void test_seq_order(void)
 	}
 }
 
+/* The random pattern's generator state (ap_rng(), fixed seed) */
 static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
-
-static unsigned long rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
 
 /* Pages of a pattern: "stride2", "stride4" or "random50". */
 static unsigned long *pattern(const char *pat, unsigned long pages,
 			      unsigned long *n)
 {
-	unsigned long *o = malloc(pages * sizeof(*o)), i, j, t;
+	unsigned long *o = malloc(pages * sizeof(*o)), i;
 
 	if (!o)
 		ksft_exit_fail_perror("malloc");
@@ -482,10 +475,7 @@ static unsigned long *pattern(const char *pat, unsigned long pages,
 	if (!strcmp(pat, "random50")) {
 		for (i = 0; i < pages; i++)
 			o[i] = i;
-		for (i = pages - 1; i > 0; i--) {
-			j = rng() % (i + 1);
-			t = o[i], o[i] = o[j], o[j] = t;
-		}
+		ap_shuffle(o, pages, &rng_state);
 		*n = pages / 2;
 		return o;
 	}

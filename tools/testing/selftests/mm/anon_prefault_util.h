@@ -228,6 +228,29 @@ static inline char *ap_map_region(size_t len, int prot, const char **what)
 	return p;
 }
 
+/* xorshift64 over *@state: a fixed seed makes a run reproducible. */
+static inline unsigned long ap_rng(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return (unsigned long)*state;
+}
+
+/* Shuffle @a[0..n) (Fisher-Yates), drawing from ap_rng(@state). */
+static inline void ap_shuffle(unsigned long *a, unsigned long n,
+			      uint64_t *state)
+{
+	unsigned long i, j, t;
+
+	for (i = n; i > 1; i--) {
+		j = ap_rng(state) % i;
+		t = a[i - 1];
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
 /* mTHP sizes whose "enabled" setting ap_mthp_only() changed. */
 #define AP_THP_DIR		"/sys/kernel/mm/transparent_hugepage"
 #define AP_THP_SIZES		16
