@@ -151,6 +151,68 @@ def console_check():
     return res
 
 
+# The limits boot's allowance (OOM_VICTIM_WARNING): the OOM victim's
+# faulting page, zeroed by the allocator or not, passes; anything else
+# that warns is still flagged.
+OOM_LINES = [
+    ('ap_oom: page allocation failure: order:0, '
+     'mode:0x140dca(GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO), nodemask=(null)', False),
+    ('ap_oom: page allocation failure: order:0, '
+     'mode:0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), nodemask=(null)', False),
+    ('ap_oom: page allocation failure: order:4, '
+     'mode:0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), nodemask=(null)', True),
+    ('ap_oom: page allocation failure: order:0, '
+     'mode:0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_NOWARN)', True),
+    ('ap_oom: page allocation failure: order:0, mode:0xcc0(GFP_KERNEL)', True),
+    ('WARNING: CPU: 0 PID: 1 at mm/page_alloc.c:1 warn_alloc+0x1/0x2', True),
+]
+
+
+def oom_allow_check():
+    res = []
+    with tempfile.TemporaryDirectory() as d:
+        log = os.path.join(d, 'console.log')
+        for line, want in OOM_LINES:
+            with open(log, 'w') as f:
+                f.write('[    0.1] booting\n[    2.0] %s\n' % line)
+            r = subprocess.run(['bash', '-c', '. "$1/scripts/lib.sh"; '
+                                'CONSOLE_ALLOW=$OOM_VICTIM_WARNING console_problems "$2"',
+                                'x', TOP, log], capture_output=True, text=True)
+            got = bool(r.stdout.strip())
+            res.append(('PASS' if got == want else 'FAIL',
+                        'limits console allowance %s "%s"'
+                        % ('flags' if want else 'passes', line[8:75])))
+    return res
+
+
+# step_table: each step lasts until the next one starts, the last until
+# the end given; background rows keep their own start and end.
+STEPS = ('0\tdeps\tchecking packages\n'
+         '5\tbuild-1\tp1 (=y)\n'
+         '305\tbuild-2\tp2 (=y)\n'
+         '100\tbg:build-n\t100 700 background: =n\n'
+         '340\tguest-y\tbooting\n')
+STEP_ROWS = {'deps': (0, 5, 5), 'build-1': (5, 305, 300), 'build-2': (305, 340, 35),
+             'guest-y': (340, 1000, 660), 'bg:build-n': (100, 700, 600)}
+
+
+def step_table_check():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, 'steps.tsv')
+        with open(path, 'w') as f:
+            f.write(STEPS)
+        r = subprocess.run(['bash', '-c', '. "$1/scripts/lib.sh"; AP_STEPS=$2 step_table 1000',
+                            'x', TOP, path], capture_output=True, text=True)
+    got = {}
+    for ln in r.stdout.split('\n')[1:]:
+        f = ln.split()
+        if len(f) >= 4:
+            got[f[0]] = tuple(int(x) for x in f[1:4])
+    ok = got == STEP_ROWS
+    return [('PASS' if ok else 'FAIL', 'step table: from, to and length of each step'
+             + ('' if ok else ': got %r' % got))]
+
+
 # Patches (the files they touch) and whether the kernel build may skip
 # them: only Documentation/, tools/testing/ and MAINTAINERS.
 PATCH_FILES = [
@@ -464,7 +526,8 @@ def main():
         else:
             print('FAIL\tharness: %s: %s: want %s, got %s: %s'
                   % (script, what, want, got, out.strip().replace('\n', ' | ')[:300]))
-    for st, what in (console_check() + patch_check() + lock_check() +
+    for st, what in (console_check() + oom_allow_check() + step_table_check() +
+                     patch_check() + lock_check() +
                      bench_check() + modes_check() + smp_check()):
         print('%s\tharness: %s' % (st, what))
     return 0

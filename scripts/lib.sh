@@ -116,7 +116,45 @@ log() { printf '==> %s\n' "$*" >&2; }
 # Every step is logged with the seconds since the harness started.
 AP_T0=${AP_T0:-$(date +%s)}
 export AP_T0
-step() { CURRENT_STEP=$1; log "[$1 +$(( $(date +%s) - AP_T0 ))s] $2"; }
+# With AP_STEPS set, every step is also appended to that file (seconds,
+# name, description) for step_table.
+step() {
+	local t=$(( $(date +%s) - AP_T0 ))
+	CURRENT_STEP=$1
+	[ -n "${AP_STEPS:-}" ] && printf '%s\t%s\t%s\n' "$t" "$1" "$2" >>"$AP_STEPS"
+	log "[$1 +${t}s] $2"
+}
+
+# step_table [END]: the steps recorded in $AP_STEPS as a table: each from
+# its start to the next step's (the last one to END seconds, default now).
+# Rows named "bg:..." (start and end given by the background job) are
+# listed at the end, outside the sequence.
+step_table() {
+	[ -s "${AP_STEPS:-}" ] || return 0
+	awk -F'\t' -v end="${1:-$(( $(date +%s) - AP_T0 ))}" '
+	function row(name, from, to, what) {
+		printf "%-16s %6d %6d %6d  %s\n", name, from, to, to - from, substr(what, 1, 64)
+	}
+	$2 ~ /^bg:/ { bg[++nb] = $0; next }
+	{ t[++n] = $1; name[n] = $2; what[n] = $3 }
+	END {
+		printf "%-16s %6s %6s %6s  %s\n", "step", "from", "to", "secs", "what"
+		for (i = 1; i <= n; i++)
+			row(name[i], t[i], i < n ? t[i + 1] : end, what[i])
+		for (i = 1; i <= nb; i++) {
+			split(bg[i], f, "\t")
+			split(f[3], se, " ")
+			row(f[2], se[1], se[2], substr(f[3], length(se[1]) + length(se[2]) + 3))
+		}
+	}' "$AP_STEPS"
+}
+
+# bg_step NAME FROM WHAT: records a background job NAME that ran from FROM
+# (seconds since AP_T0) until now.
+bg_step() {
+	[ -n "${AP_STEPS:-}" ] || return 0
+	printf '%s\tbg:%s\t%s %s %s\n' "$2" "$1" "$2" "$(( $(date +%s) - AP_T0 ))" "$3" >>"$AP_STEPS"
+}
 die() {
 	printf 'ERROR: step %s failed: %s\n' "${CURRENT_STEP:-setup}" "$*" >&2
 	exit 1
@@ -554,8 +592,24 @@ boot_clean() {
 	[ -z "$bad" ] || { printf '%s\n' "$bad"; die "kernel reported problems (console: $out/console.log)"; }
 }
 
+# suite_times RESULTS: one line with the seconds each suite of a guest
+# report ran (the secs= of its END line).
+suite_times() {
+	[ -f "$1" ] || return 0
+	tr -d '\r' <"$1" | awk '/^@@AP END / {
+		for (i = 4; i <= NF; i++) if ($i ~ /^secs=/) t = t " " $3 " " substr($i, 6) "s"
+	} END { if (t != "") print "suite times:" t }'
+}
+
 # Kernel reports that fail a run wherever they appear on the console.
 CONSOLE_BAD='BUG:|WARNING:|Oops|KASAN|UBSAN|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|blocked for more than|hung_task|soft lockup|rcu.*stall|non-static key|Bad page|list_add corruption|list_del corruption|page allocation failure'
+
+# The warning an OOM victim's faulting page may print when it cannot be
+# had, expected in the limits boot: the stock fault allocates it zeroed
+# (__GFP_ZERO), the faulting page of a window is zeroed after the
+# allocation (no __GFP_ZERO); which of the two fails depends on timing.
+# Speculative pages carry __GFP_NOWARN and never warn.
+OOM_VICTIM_WARNING='page allocation failure: order:0, mode:0x[0-9a-f]+[(]GFP_HIGHUSER_MOVABLE[|]__GFP_COMP([|]__GFP_ZERO)?[)]'
 
 # $CONSOLE_ALLOW (an extended regex) names expected lines of one boot.
 console_problems() {

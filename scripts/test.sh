@@ -12,6 +12,8 @@ skip() { SKIPPED=$((SKIPPED + 1)); printf 'SKIP: %s\n' "$*"; }
 summary() {
 	[ $SUMMARY_DONE = 1 ] && return
 	SUMMARY_DONE=1
+	echo "Where the time went (seconds since the start):"
+	step_table
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 }
 on_exit() {
@@ -25,6 +27,8 @@ on_exit() {
 }
 trap on_exit EXIT
 
+mkdir -p "$BUILD" && export AP_STEPS=$BUILD/steps.tsv && : >"$AP_STEPS" ||
+	die "cannot create $BUILD"
 ensure_packages
 lock_build
 PRISTINE=$(pristine_tree) || exit 1
@@ -116,7 +120,7 @@ for p in $PATCHES; do
 	i=$((i + 1))
 	(cd "$SRC" && quilt push -q --fuzz=0 >/dev/null) || die "re-applying $p"
 	if [ $kernel_at -gt 0 ] && patch_outside_kernel_build "$TOP/patches/$p"; then
-		log "build $i/$NPATCH: $p changes no kernel build input"
+		step "build-$i" "$p: no kernel build input, the kselftests"
 		ks=$BUILD/kselftests-at-$i
 		rm -rf "$ks" && mkdir -p "$ks"
 		if [ $kernel_ok = 0 ]; then
@@ -131,7 +135,7 @@ for p in $PATCHES; do
 		fi
 		continue
 	fi
-	log "build $i/$NPATCH: $p"
+	step "build-$i" "$p (=y)"
 	configure_kernel "$OBJ_Y" y
 	kernel_at=$i
 	if build_kernel "$OBJ_Y"; then
@@ -157,7 +161,7 @@ OBJ_D=$BUILD/obj-debug
 # from a copy of the =y objects (Kbuild's fixdep rebuilds what reads
 # CONFIG_ANON_PREFAULT). Each build leaves its exit status in
 # $BUILD/bg-NAME.rc and its progress in $BUILD/bg-builds.log.
-step build "building =n and the debug kernel in the background (log: $BUILD/bg-builds.log)"
+step build-bg "starting the =n and debug builds in the background (log: $BUILD/bg-builds.log)"
 rm -rf "$OBJ_N" "$BUILD"/bg-*.rc
 [ -f "$OBJ_Y/.config" ] && cp -a "$OBJ_Y" "$OBJ_N"
 (
@@ -165,12 +169,14 @@ rm -rf "$OBJ_N" "$BUILD"/bg-*.rc
 	t=$(date +%s)
 	(configure_kernel "$OBJ_N" n && build_kernel "$OBJ_N")
 	echo $? >"$BUILD/bg-n.rc"
+	bg_step build-n $((t - AP_T0)) "background: the =n kernel (nice 19)"
 	log "=n build finished after $(( $(date +%s) - t ))s"
 	if [ $DEBUG = 1 ]; then
 		t=$(date +%s)
 		(EXTRA_CONFIGS="$TOP/configs/debug.config" configure_kernel "$OBJ_D" y &&
 			build_kernel "$OBJ_D")
 		echo $? >"$BUILD/bg-debug.rc"
+		bg_step build-debug $((t - AP_T0)) "background: the debug kernel (nice 19)"
 		log "debug build finished after $(( $(date +%s) - t ))s"
 	fi
 ) >"$BUILD/bg-builds.log" 2>&1 &
@@ -252,6 +258,7 @@ boot_and_check() {
 	else
 		fail "$label: guest failed (see $out/console.log)"
 	fi
+	suite_times "$out/results.log"
 	local bad
 	bad=$( ([ $# -eq 0 ] || export "$@"; console_problems "$out/console.log") )
 	if [ -n "$bad" ]; then
@@ -291,11 +298,8 @@ if INITRD=$BUILD/initramfs-ext.cpio.gz boot_and_check guest-y "$OBJ_Y" test \
 	fi
 fi
 
-# OOM and NUMA placement: the =y kernel in a small guest with two nodes.
-# The stock kernel may warn when an OOM victim's own faulting page (the
-# zeroed movable folio of do_anonymous_page) cannot be had; that line is
-# expected there. Speculative pages carry __GFP_NOWARN and never warn.
-OOM_VICTIM_WARNING='page allocation failure: order:0, mode:0x[0-9a-f]+[(]GFP_HIGHUSER_MOVABLE[|]__GFP_COMP[|]__GFP_ZERO[)]'
+# OOM and NUMA placement: the =y kernel in a small guest with two nodes,
+# where an OOM victim's own faulting page may warn (OOM_VICTIM_WARNING).
 if [ $HAS_FEATURE = 1 ] &&
    boot_and_check guest-limits "$OBJ_Y" limits SMP=2 MEM=256M GUEST_APPEND="numa=fake=2" \
 	CONSOLE_ALLOW="$OOM_VICTIM_WARNING"; then

@@ -72,7 +72,11 @@
  *    cannot run here (no KSM, no swap, PROT_EXEC refused) is skipped with
  *    the reason.
  *
- * The run is split into two phases, anon_prefault_max_pages=31 and 16.
+ * The run is split into two phases, anon_prefault_max_pages=31 and 16,
+ * of half the run time each.  A phase whose planned end comes before every
+ * type of operation has had its effect runs on until each has (at most
+ * COVER_GRACE seconds more), so that coverage depends on the kernel, not
+ * on the speed of the machine.
  * As root, ksmd is started for the run (and put back as it was), and if no
  * swap is active, swap is enabled on the RAM disk AP_SWAP_DEV when there is
  * one (and disabled at the end).  If /proc/sys/vm/anon_prefault does not
@@ -132,6 +136,8 @@
 #define ZAP_BUSY		UINT_MAX	/* a discard is in flight */
 #define FORK_INTERVAL		0.25
 #define CHILD_GRACE		20.0
+/* How long a phase may run past its planned end to cover every operation */
+#define COVER_GRACE		60.0
 #define THREAD_STACK		(256 * 1024)
 #define CHILD_ARENA_ID		0xff
 #define CHILD_SEGV		254
@@ -249,7 +255,9 @@ static struct stats st;			/* this phase */
 static struct stats fork_st;		/* all phases */
 static unsigned long reports;
 static unsigned long long seed;
-static double deadline;
+static double deadline;			/* the phase's planned end */
+static bool phase_over;			/* ... and every operation covered */
+static long long phase_swpout;		/* pswpout when the phase began */
 static unsigned int hot_arena;
 static unsigned long hot_start;
 static bool mprot_x_ok = true;
@@ -365,7 +373,8 @@ static double now(void)
 
 static bool expired(void)
 {
-	return now() >= deadline;
+	return __atomic_load_n(&phase_over, __ATOMIC_RELAXED) ||
+	       now() >= deadline + COVER_GRACE;
 }
 
 static unsigned long long rnd(unsigned long long *s)
@@ -1410,10 +1419,15 @@ static void op_fork(struct worker *m, struct arena *a)
 	inc(st.checked, arena_pages);
 }
 
+static enum op op_missing(void);
+
 /*
  * The first mutator starts each phase with one operation of every type,
  * forks included, so that each type runs in every phase; then the
- * operations are drawn at random.
+ * operations are drawn at random.  Past the phase's planned end the first
+ * mutator runs the types that have not had their effect yet, and returns
+ * NR_OPS once every type has: a slow machine gets a longer phase (up to
+ * COVER_GRACE), not a coverage failure.
  */
 static enum op pick_op(struct worker *m)
 {
@@ -1422,6 +1436,8 @@ static enum op pick_op(struct worker *m)
 
 	if (m->id == 0 && m->sweep < NR_OPS)
 		return m->sweep++;
+	if (m->id == 0 && now() >= deadline)
+		return op_missing();
 	for (op = 0; op < NR_OPS; op++) {
 		sum += op_weight[op];
 		if (r < sum)
@@ -1441,6 +1457,11 @@ static void *mutator_main(void *arg)
 		enum op op = pick_op(m);
 		struct arena *a;
 		bool ran = true;
+
+		if (op == NR_OPS) {
+			__atomic_store_n(&phase_over, true, __ATOMIC_RELAXED);
+			break;
+		}
 
 		switch (op) {
 		case OP_ZAP:
@@ -1491,7 +1512,7 @@ static void *mutator_main(void *arg)
 		}
 		pthread_rwlock_unlock(&a->lock);
 		if (ran)
-			m->ops[op]++;
+			inc(m->ops[op], 1);
 		usleep(100 + rnd_below(&m->rng, 400));
 	}
 	return NULL;
@@ -1620,6 +1641,30 @@ static const char *op_unavailable(enum op op)
 }
 
 /*
+ * The first type of operation that can run here and has not had its
+ * effect in this phase yet (not run at all, or MADV_PAGEOUT without a page
+ * swapped out since the phase began), or NR_OPS.
+ */
+static enum op op_missing(void)
+{
+	unsigned long runs;
+	unsigned int i;
+	enum op op;
+
+	for (op = 0; op < NR_OPS; op++) {
+		if (op_unavailable(op))
+			continue;
+		for (runs = 0, i = 0; i < NR_MUTATORS; i++)
+			runs += __atomic_load_n(&mutators[i].ops[op],
+						__ATOMIC_RELAXED);
+		if (!runs || (op == OP_PAGEOUT &&
+			      vmstat_get("pswpout") <= phase_swpout))
+			return op;
+	}
+	return NR_OPS;
+}
+
+/*
  * One result each: the phase mapped pages ahead (@ahead, -1 if the counter
  * is missing) and every type of operation ran in it, MADV_PAGEOUT moving
  * pages to swap (@swapped of them).
@@ -1671,11 +1716,13 @@ static void run_phase(unsigned int phase, int max_pages, unsigned int nr_writers
 	memset(&st, 0, sizeof(st));
 	reports = 0;
 	deadline = end;
+	phase_over = false;
 	t0 = now();
 	flt = minflt(RUSAGE_SELF);
 	cflt = minflt(RUSAGE_CHILDREN);
 	ahead = vmstat_get(VMSTAT_AHEAD);
 	swapped = vmstat_get("pswpout");
+	phase_swpout = swapped;
 	ksft_print_msg("[RUN] phase %u: max_pages %d, %u writers, %u mutators, %.1f s\n",
 		       phase, max_pages, nr_writers, NR_MUTATORS, end - t0);
 
@@ -1758,8 +1805,10 @@ static void usage(FILE *f, const char *prog)
 	fprintf(f, "  -h          show this help\n");
 	fprintf(f, "  -H          64 KiB mTHP \"always\" (other sizes \"never\"),\n");
 	fprintf(f, "              arenas without MADV_NOHUGEPAGE\n");
-	fprintf(f, "  -d seconds  total run time, split between the max_pages 31 and 16\n");
-	fprintf(f, "              phases (default %d)\n", DEF_DURATION);
+	fprintf(f, "  -d seconds  planned run time, split between the max_pages 31 and 16\n");
+	fprintf(f, "              phases (default %d); a phase runs on until\n",
+		DEF_DURATION);
+	fprintf(f, "              every operation has had its effect\n");
 	fprintf(f, "  -t threads  faulting threads, 1..%d (default %d)\n",
 		MAX_WRITERS, DEF_WRITERS);
 }
@@ -1895,7 +1944,7 @@ int main(int argc, char **argv)
 	swpin = vmstat_get("pswpin");
 	for (i = 0; i < NR_PHASES; i++)
 		run_phase(i + 1, phase_max_pages[i], nr_writers,
-			  t0 + (duration - reserve) * (i + 1) / NR_PHASES);
+			  now() + (duration - reserve) / NR_PHASES);
 	ksm_report();
 	ksft_print_msg("swap: %lld pages swapped out, %lld swapped in\n",
 		       vmstat_get("pswpout") - swpout,
