@@ -33,7 +33,7 @@ ensure_packages
 lock_build
 PRISTINE=$(pristine_tree) || exit 1
 step space "checking free space in $BUILD"
-need_space "$BUILD" 3072
+need_space "$BUILD" 6144
 PATCHES=$(series_patches)
 NPATCH=$(printf '%s' "$PATCHES" | grep -c . || true)
 START=$(date +%s)
@@ -102,6 +102,42 @@ else
 	fail "copies:$drift (run make export)"
 fi
 
+HAS_FEATURE=0
+[ -f "$SRC/mm/anon_prefault.c" ] && HAS_FEATURE=1
+DEBUG=0
+[ $HAS_FEATURE = 1 ] && [ "${SKIP_DEBUG:-0}" != 1 ] && DEBUG=1
+OBJ_D=$BUILD/obj-debug
+
+# The =n kernel and the debug kernel of the top of the series build in a
+# copy of the patched tree ($SRC_TOP), in the background at nice 19 from
+# before the per-patch builds on: they take the host time that those
+# builds (their links) and the guests leave idle, and the per-patch
+# builds and the guests' vCPUs come first. Each build leaves its exit
+# status in $BUILD/bg-NAME.rc and its progress in $BUILD/bg-builds.log.
+SRC_TOP=$BUILD/src-top
+step build-bg "copying the patched tree to $SRC_TOP, the =n and debug builds start in the background (log: $BUILD/bg-builds.log)"
+rm -rf "$OBJ_N" "$OBJ_D" "$SRC_TOP" "$BUILD"/bg-*.rc
+cp -a "$SRC" "$SRC_TOP" || die "cannot copy $SRC to $SRC_TOP"
+(
+	renice -n 19 -p $BASHPID >/dev/null
+	SRC=$SRC_TOP
+	t=$(date +%s)
+	(configure_kernel "$OBJ_N" n && build_kernel "$OBJ_N")
+	echo $? >"$BUILD/bg-n.rc"
+	bg_step build-n $((t - AP_T0)) "background: the =n kernel (nice 19)"
+	log "=n build finished after $(( $(date +%s) - t ))s"
+	if [ $DEBUG = 1 ]; then
+		t=$(date +%s)
+		(EXTRA_CONFIGS="$TOP/configs/debug.config" configure_kernel "$OBJ_D" y &&
+			build_kernel "$OBJ_D")
+		echo $? >"$BUILD/bg-debug.rc"
+		bg_step build-debug $((t - AP_T0)) "background: the debug kernel (nice 19)"
+		log "debug build finished after $(( $(date +%s) - t ))s"
+	fi
+) >"$BUILD/bg-builds.log" 2>&1 &
+BG_BUILDS=$!
+AP_BGPIDS="$AP_BGPIDS $BG_BUILDS"
+
 # 4. Build after every patch with =y (incremental), and the top with =n.
 step build "building after each of $NPATCH patches (CONFIG_ANON_PREFAULT=y)"
 (cd "$SRC" && quilt pop -a -q >/dev/null 2>&1)
@@ -149,39 +185,6 @@ done
 cp "$OBJ_Y/build.log" "$BUILD/build-y.log" 2>/dev/null
 log "=y builds done after $(( $(date +%s) - START ))s"
 
-HAS_FEATURE=0
-[ -f "$SRC/mm/anon_prefault.c" ] && HAS_FEATURE=1
-DEBUG=0
-[ $HAS_FEATURE = 1 ] && [ "${SKIP_DEBUG:-0}" != 1 ] && DEBUG=1
-OBJ_D=$BUILD/obj-debug
-
-# The =n kernel (top of the series) and the debug kernel build in the
-# background at nice 19 while the =y kernel boots: the guests' vCPUs come
-# first, the builds take the host time the guests leave idle. =n starts
-# from a copy of the =y objects (Kbuild's fixdep rebuilds what reads
-# CONFIG_ANON_PREFAULT). Each build leaves its exit status in
-# $BUILD/bg-NAME.rc and its progress in $BUILD/bg-builds.log.
-step build-bg "starting the =n and debug builds in the background (log: $BUILD/bg-builds.log)"
-rm -rf "$OBJ_N" "$BUILD"/bg-*.rc
-[ -f "$OBJ_Y/.config" ] && cp -a "$OBJ_Y" "$OBJ_N"
-(
-	renice -n 19 -p $BASHPID >/dev/null
-	t=$(date +%s)
-	(configure_kernel "$OBJ_N" n && build_kernel "$OBJ_N")
-	echo $? >"$BUILD/bg-n.rc"
-	bg_step build-n $((t - AP_T0)) "background: the =n kernel (nice 19)"
-	log "=n build finished after $(( $(date +%s) - t ))s"
-	if [ $DEBUG = 1 ]; then
-		t=$(date +%s)
-		(EXTRA_CONFIGS="$TOP/configs/debug.config" configure_kernel "$OBJ_D" y &&
-			build_kernel "$OBJ_D")
-		echo $? >"$BUILD/bg-debug.rc"
-		bg_step build-debug $((t - AP_T0)) "background: the debug kernel (nice 19)"
-		log "debug build finished after $(( $(date +%s) - t ))s"
-	fi
-) >"$BUILD/bg-builds.log" 2>&1 &
-BG_BUILDS=$!
-AP_BGPIDS="$AP_BGPIDS $BG_BUILDS"
 
 # wait_build NAME: waits for the background build NAME (n|debug) and
 # returns its exit status.
