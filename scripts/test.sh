@@ -36,7 +36,6 @@ step space "checking free space in $BUILD"
 need_space "$BUILD" 6144
 PATCHES=$(series_patches)
 NPATCH=$(printf '%s' "$PATCHES" | grep -c . || true)
-START=$(date +%s)
 
 # 0. The harness's own checks fail on made-up broken runs.
 step harness "checking that the harness's checks fail when they should"
@@ -183,7 +182,7 @@ for p in $PATCHES; do
 	fi
 done
 cp "$OBJ_Y/build.log" "$BUILD/build-y.log" 2>/dev/null
-log "=y builds done after $(( $(date +%s) - START ))s"
+log "=y builds done at +$(( $(date +%s) - AP_T0 ))s"
 
 
 # wait_build NAME: waits for the background build NAME (n|debug) and
@@ -196,7 +195,7 @@ wait_build() {
 		sleep 5
 	done
 	rc=$(cat "$BUILD/bg-$1.rc" 2>/dev/null)
-	log "$1 kernel: build status ${rc:-none} at +$(( $(date +%s) - START ))s"
+	log "$1 kernel: build status ${rc:-none} at +$(( $(date +%s) - AP_T0 ))s"
 	[ "$rc" = 0 ] && return 0
 	tail -n 30 "$BUILD/bg-builds.log" >&2
 	return 1
@@ -401,6 +400,6 @@ fi
 wait $BG_BUILDS 2>/dev/null
 AP_BGPIDS=""
 
-log "make test took $(( $(date +%s) - START ))s"
+log "make test took $(( $(date +%s) - AP_T0 ))s"
 summary
 [ $FAILED -eq 0 ]
