@@ -190,7 +190,7 @@ def oom_allow_check():
 STEPS = ('0\tdeps\tchecking packages\n'
          '5\tbuild-1\tp1 (=y)\n'
          '305\tbuild-2\tp2 (=y)\n'
-         '100\tbg:build-n\t100 700 background: =n\n'
+         '100\tbg:build-n\t700\tbackground: =n\n'
          '340\tguest-y\tbooting\n')
 STEP_ROWS = {'deps': (0, 5, 5), 'build-1': (5, 305, 300), 'build-2': (305, 340, 35),
              'guest-y': (340, 1000, 660), 'bg:build-n': (100, 700, 600)}

@@ -127,15 +127,15 @@ step() {
 
 # step_table [END]: the steps recorded in $AP_STEPS as a table: each from
 # its start to the next step's (the last one to END seconds, default now).
-# Rows named "bg:..." (start and end given by the background job) are
-# listed at the end, outside the sequence.
+# Background jobs (bg_step: "FROM bg:NAME TO WHAT") are listed at the end,
+# outside the sequence.
 step_table() {
 	[ -s "${AP_STEPS:-}" ] || return 0
 	awk -F'\t' -v end="${1:-$(( $(date +%s) - AP_T0 ))}" '
 	function row(name, from, to, what) {
 		printf "%-16s %6d %6d %6d  %s\n", name, from, to, to - from, substr(what, 1, 64)
 	}
-	$2 ~ /^bg:/ { bg[++nb] = $0; next }
+	$2 ~ /^bg:/ { bg[++nb] = sprintf("%s\t%s\t%s\t%s", $2, $1, $3, $4); next }
 	{ t[++n] = $1; name[n] = $2; what[n] = $3 }
 	END {
 		printf "%-16s %6s %6s %6s  %s\n", "step", "from", "to", "secs", "what"
@@ -143,8 +143,7 @@ step_table() {
 			row(name[i], t[i], i < n ? t[i + 1] : end, what[i])
 		for (i = 1; i <= nb; i++) {
 			split(bg[i], f, "\t")
-			split(f[3], se, " ")
-			row(f[2], se[1], se[2], substr(f[3], length(se[1]) + length(se[2]) + 3))
+			row(f[1], f[2], f[3], f[4])
 		}
 	}' "$AP_STEPS"
 }
@@ -153,7 +152,7 @@ step_table() {
 # (seconds since AP_T0) until now.
 bg_step() {
 	[ -n "${AP_STEPS:-}" ] || return 0
-	printf '%s\tbg:%s\t%s %s %s\n' "$2" "$1" "$2" "$(( $(date +%s) - AP_T0 ))" "$3" >>"$AP_STEPS"
+	printf '%s\tbg:%s\t%s\t%s\n' "$2" "$1" "$(( $(date +%s) - AP_T0 ))" "$3" >>"$AP_STEPS"
 }
 die() {
 	printf 'ERROR: step %s failed: %s\n' "${CURRENT_STEP:-setup}" "$*" >&2
