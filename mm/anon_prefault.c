@@ -34,7 +34,6 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
-#include <linux/pagevec.h>
 #include <linux/sysctl.h>
 #include <linux/userfaultfd_k.h>
 #include <linux/vmstat.h>
@@ -46,11 +45,11 @@ DEFINE_STATIC_KEY_TRUE(anon_prefault_key);
 
 static int sysctl_anon_prefault = 1;
 static int sysctl_anon_prefault_max_pages = ANON_PREFAULT_DEFAULT_PAGES;
-static int anon_prefault_pages_limit = PAGEVEC_SIZE;
+static int anon_prefault_pages_limit = ANON_PREFAULT_MAX_PAGES;
 static DEFINE_MUTEX(anon_prefault_mutex);
 
-/* The order never grows past the one whose window covers PAGEVEC_SIZE. */
-#define ANON_PREFAULT_MAX_ORDER	order_base_2(PAGEVEC_SIZE)
+/* The order never grows past the one whose window covers the largest cap. */
+#define ANON_PREFAULT_MAX_ORDER	order_base_2(ANON_PREFAULT_MAX_PAGES)
 
 static unsigned int anon_prefault_miss(unsigned long addr)
 {
@@ -178,15 +177,17 @@ unsigned int anon_prefault_cut(unsigned long address, unsigned int nr,
 /**
  * anon_prefault_mapped - account a fault that mapped a window
  * @address: the faulting address
- * @nr: PTEs the fault set, the faulting one included
+ * @nr: PTEs the fault set, the faulting folio's included
+ * @order: the order of the folios it mapped
  */
-void anon_prefault_mapped(unsigned long address, unsigned int nr)
+void anon_prefault_mapped(unsigned long address, unsigned int nr,
+			  unsigned int order)
 {
-	if (nr < 2)
+	if (nr <= 1U << order)
 		return;
 	count_vm_event(ANON_PREFAULT_FAULT);
-	count_vm_events(ANON_PREFAULT_PAGE, nr - 1);
-	trace_anon_prefault(address, nr, current->anon_prefault_order);
+	count_vm_events(ANON_PREFAULT_PAGE, nr - (1U << order));
+	trace_anon_prefault(address, nr, order);
 }
 
 static int anon_prefault_sysctl_handler(const struct ctl_table *table,

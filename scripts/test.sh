@@ -285,6 +285,7 @@ suites_of() {
 	debug) echo "$s,anon_prefault,anon_prefault_stress,stress-ng,trinity$m" ;;
 	bulk) echo "$s,anon_prefault,anon_prefault_stress$m" ;;
 	limits) echo "$s,oom,numa" ;;
+	pin) echo "$s,anon_prefault" ;;
 	esac
 }
 
@@ -307,6 +308,17 @@ if [ $HAS_FEATURE = 1 ] &&
 	CONSOLE_ALLOW="$OOM_VICTIM_WARNING"; then
 	count_results guest-limits "$BUILD/boot-guest-limits/results.log" \
 		"$(suites_of limits)"
+fi
+
+# A movable zone: the =y kernel with movablecore=, where the functional
+# test's longterm_pin case runs (a FOLL_LONGTERM pin gets no page from
+# ZONE_MOVABLE, mapped ahead or not); the other boots have no movable zone
+# and report it as SKIP (README).
+if [ $HAS_FEATURE = 1 ] && [ -x "$BUILD/guest/anon_prefault" ] &&
+   boot_and_check guest-pin "$OBJ_Y" pin SMP=2 MEM=512M \
+	GUEST_APPEND="movablecore=50%"; then
+	count_results guest-pin "$BUILD/boot-guest-pin/results.log" \
+		"$(suites_of pin)"
 fi
 
 # =n: the kernel boots, the sysctl is absent, the feature's tests SKIP.

@@ -13,6 +13,12 @@
 
 /* Default of vm.anon_prefault_max_pages: 64 KiB with 4 KiB pages. */
 #define ANON_PREFAULT_DEFAULT_PAGES	16
+/*
+ * The largest vm.anon_prefault_max_pages the sysctl accepts, part of its
+ * ABI; a fault keeps the pages of its window in an on-stack array of this
+ * size.
+ */
+#define ANON_PREFAULT_MAX_PAGES		31
 
 #ifdef CONFIG_ANON_PREFAULT
 DECLARE_STATIC_KEY_TRUE(anon_prefault_key);
@@ -22,7 +28,8 @@ unsigned int anon_prefault_window(struct vm_area_struct *vma,
 				  unsigned int *forder);
 unsigned int anon_prefault_cut(unsigned long address, unsigned int nr,
 			       bool fallback);
-void anon_prefault_mapped(unsigned long address, unsigned int nr);
+void anon_prefault_mapped(unsigned long address, unsigned int nr,
+			  unsigned int order);
 
 /*
  * Whether the predictor of current sizes a fault: the feature is on, and
@@ -85,7 +92,7 @@ static inline void anon_prefault_reset(struct task_struct *p)
 }
 
 static inline void anon_prefault_mapped(unsigned long address,
-					unsigned int nr)
+					unsigned int nr, unsigned int order)
 {
 }
 #endif /* CONFIG_ANON_PREFAULT */

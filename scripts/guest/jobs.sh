@@ -96,6 +96,8 @@ feature_tests() {
 # ap.job=bulk: the functional test and the stress test, for the debug
 # kernel booted without init_on_alloc (windows from the bulk allocation).
 # ap.job=limits: OOM and NUMA placement (small guest with two nodes).
+# ap.job=pin: the functional test's longterm_pin case (a guest booted with
+# a movable zone).
 # ap.job=run: the benchmark, then the real programs (when the initramfs
 # carries them: make run adds them).
 # ap.job=locks: the lock profile (CONFIG_LOCK_STAT kernel, make locks).
@@ -131,6 +133,11 @@ run_job() {
 		suite feature feature_report
 		suite oom /ap/ap_oom
 		suite numa /ap/ap_numa
+		;;
+	pin)
+		suite smoke smoke
+		suite feature feature_report
+		suite anon_prefault /ap/anon_prefault -t longterm_pin
 		;;
 	run)
 		suite smoke smoke

@@ -8,22 +8,23 @@
 #include <linux/tracepoint.h>
 
 /*
- * One anonymous fault that mapped more than one page: the faulting
- * address, the pages whose PTEs it set (the faulting page included) and
- * the predictor's order at that fault.
+ * One anonymous fault that mapped a window, folios beyond the faulting
+ * one: the faulting address, the PTEs it set (the faulting folio's
+ * included) and the order of the folios it mapped.
  */
 TRACE_EVENT(anon_prefault,
 	    TP_PROTO(unsigned long address, unsigned int nr_pages,
-		     unsigned int order),
-	    TP_ARGS(address, nr_pages, order),
+		     unsigned int folio_order),
+	    TP_ARGS(address, nr_pages, folio_order),
 	    TP_STRUCT__entry(__field(unsigned long, address)
 			     __field(unsigned int, nr_pages)
-			     __field(unsigned int, order)),
+			     __field(unsigned int, folio_order)),
 	    TP_fast_assign(__entry->address = address;
 			   __entry->nr_pages = nr_pages;
-			   __entry->order = order;),
-	    TP_printk("address=0x%lx nr_pages=%u order=%u",
-		      __entry->address, __entry->nr_pages, __entry->order)
+			   __entry->folio_order = folio_order;),
+	    TP_printk("address=0x%lx nr_pages=%u folio_order=%u",
+		      __entry->address, __entry->nr_pages,
+		      __entry->folio_order)
 );
 
 #endif /* _TRACE_ANON_PREFAULT_H */

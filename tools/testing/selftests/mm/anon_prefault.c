@@ -26,7 +26,9 @@
  * writer survives reclaim through swap.  Those need swap: if none is
  * active they enable it on the RAM disk AP_SWAP_DEV (/dev/ram0) and
  * disable it again; the O_DIRECT source of the io_uring writer is
- * /dev/ram1 (CONFIG_BLK_DEV_RAM, see config).
+ * /dev/ram1 (CONFIG_BLK_DEV_RAM, see config). "longterm_pin" checks that a
+ * FOLL_LONGTERM pin faulting fresh memory in gets no page, mapped ahead or
+ * not, from ZONE_MOVABLE; it needs a movable zone (movablecore=).
  *
  * If /proc/sys/vm/anon_prefault does not exist the kernel lacks the feature
  * and every test is reported as skipped.
@@ -2777,6 +2779,203 @@ static void test_reclaim_memcg(const char *name)
 }
 
 /* ------------------------------------------------------------------------ */
+/* 20. longterm_pin                                                          */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A FOLL_LONGTERM pin that faults fresh memory in (here io_uring's fixed
+ * buffer registration) runs under memalloc_pin_save(): its pages must not
+ * come from ZONE_MOVABLE (or CMA), or GUP has to migrate them before it
+ * can pin them. Pages that a window maps ahead during the pin are pinned
+ * too, and must obey the same allocation scope. Needs a movable zone
+ * (movablecore= on the kernel command line); without one, SKIP.
+ */
+#define PIN_LEN		PMD_SZ
+#define PIN_MAX_ZONES	8
+
+struct pfn_range {
+	unsigned long start, end;
+};
+
+/* The PFN ranges of the populated movable zones, from /proc/zoneinfo. */
+static unsigned int movable_zones(struct pfn_range *r)
+{
+	unsigned long spanned = 0, present = 0, v;
+	bool movable = false;
+	unsigned int n = 0;
+	char line[256], zone[32];
+	FILE *f;
+
+	f = fopen("/proc/zoneinfo", "r");
+	if (!f)
+		ksft_exit_fail_perror("open /proc/zoneinfo");
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %*d, zone %31s", zone) == 1) {
+			movable = !strcmp(zone, "Movable");
+			spanned = 0;
+			present = 0;
+		} else if (!movable) {
+			continue;
+		} else if (sscanf(line, " spanned %lu", &v) == 1) {
+			spanned = v;
+		} else if (sscanf(line, " present %lu", &v) == 1) {
+			present = v;
+		} else if (sscanf(line, " start_pfn: %lu", &v) == 1 &&
+			   present && n < PIN_MAX_ZONES) {
+			r[n].start = v;
+			r[n].end = v + spanned;
+			n++;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/* pgmigrate_success of /proc/vmstat (read_vmstat() fills vmstat_buf). */
+static long pages_migrated(void)
+{
+	struct ap_vmstat v;
+
+	read_vmstat(&v);
+	return stat_field(vmstat_buf, "pgmigrate_success");
+}
+
+/*
+ * Proactive compaction migrates pages on its own schedule: off while
+ * pgmigrate_success is watched, then restored.
+ */
+#define COMPACTION_PROACTIVENESS "/proc/sys/vm/compaction_proactiveness"
+
+static char saved_proactiveness[16];
+
+static void compaction_off(void)
+{
+	int err;
+
+	/* Without CONFIG_COMPACTION there is nothing to turn off. */
+	if (!saved_proactiveness[0] &&
+	    ap_read_file(COMPACTION_PROACTIVENESS, saved_proactiveness,
+			 sizeof(saved_proactiveness)))
+		return;
+	err = ap_write_file(COMPACTION_PROACTIVENESS, "0");
+	if (err)
+		ksft_exit_fail_msg("writing %s: %s\n", COMPACTION_PROACTIVENESS,
+				   strerror(-err));
+}
+
+static void compaction_restore(void)
+{
+	int err;
+
+	if (!saved_proactiveness[0])
+		return;
+	err = ap_write_file(COMPACTION_PROACTIVENESS, saved_proactiveness);
+	if (err)
+		ksft_exit_fail_msg("restoring %s: %s\n",
+				   COMPACTION_PROACTIVENESS, strerror(-err));
+	saved_proactiveness[0] = '\0';
+}
+
+/*
+ * Register the region at @p as an io_uring fixed buffer: every page of it
+ * is pinned with FOLL_LONGTERM. Returns the ring, whose close() unpins
+ * them, or -1.
+ */
+static int uring_pin(char *p, size_t len)
+{
+	struct io_uring_params par = { 0 };
+	struct iovec iov = { p, len };
+	int ring;
+
+	ring = uring_setup(1, &par);
+	if (ring < 0)
+		return -1;
+	if (uring_register(ring, IORING_REGISTER_BUFFERS, &iov, 1)) {
+		close(ring);
+		return -1;
+	}
+	return ring;
+}
+
+/*
+ * Pin a fresh region with prefault @enable: every page is pinned outside
+ * the movable zones @mz, no page had to be migrated for it, and with
+ * prefault on, windows mapped some of the pinned pages ahead.
+ */
+static bool pin_one(const char *name, int enable, const struct pfn_range *mz,
+		    unsigned int nmz)
+{
+	const unsigned long pages = PIN_LEN / pagesize;
+	unsigned long i, in_movable = 0, present;
+	long mig0, mig1, ahead;
+	struct ap_vmstat v0, v1;
+	unsigned int z;
+	char *p;
+	int ring;
+	bool ok = true;
+
+	p = map_region(PIN_LEN);
+	compaction_off();
+	set_prefault(enable, DEF_MAX_PAGES);
+	mig0 = pages_migrated();
+	read_vmstat(&v0);
+	ring = uring_pin(p, PIN_LEN);
+	if (ring < 0)
+		ksft_exit_fail_perror("io_uring buffer registration");
+	read_vmstat(&v1);
+	mig1 = pages_migrated();
+	ahead = v1.page - v0.page;
+	present = count_populated(p, 0, pages);
+	for (i = 0; i < pages; i++) {
+		unsigned long pfn = pagemap_get_pfn(pagemap_fd,
+						    p + i * pagesize);
+
+		for (z = 0; z < nmz; z++)
+			if (pfn >= mz[z].start && pfn < mz[z].end)
+				in_movable++;
+	}
+	close(ring);
+	unmap_region(p, PIN_LEN);
+
+	tmsg(name, "prefault %s: %lu of %lu pages present, %ld mapped ahead\n",
+	     enable ? "on" : "off", present, pages, ahead);
+	tmsg(name, "prefault %s: %lu in ZONE_MOVABLE, %ld migrated\n",
+	     enable ? "on" : "off", in_movable, mig1 - mig0);
+	if (present != pages || in_movable || mig1 != mig0) {
+		tmsg(name, "a longterm pin got pages that it may not hold\n");
+		ok = false;
+	}
+	if (enable && ahead <= 0) {
+		tmsg(name, "no page was mapped ahead during the pin\n");
+		ok = false;
+	}
+	return ok;
+}
+
+static void test_longterm_pin(const char *name)
+{
+	struct pfn_range mz[PIN_MAX_ZONES];
+	unsigned int nmz = movable_zones(mz);
+	bool ok;
+
+	if (!nmz) {
+		ksft_test_result_skip("%s: no ZONE_MOVABLE (boot with movablecore=)\n",
+				      name);
+		return;
+	}
+	if (pages_migrated() < 0) {
+		ksft_test_result_skip("%s: no pgmigrate_success (CONFIG_MIGRATION)\n",
+				      name);
+		return;
+	}
+	ok = pin_one(name, 0, mz, nmz);
+	ok &= pin_one(name, 1, mz, nmz);
+	compaction_restore();
+	set_prefault(1, DEF_MAX_PAGES);
+	ksft_test_result(ok, "%s\n", name);
+}
+
+/* ------------------------------------------------------------------------ */
 
 static const struct {
 	const char *name;
@@ -2801,6 +3000,7 @@ static const struct {
 	{ "accounting",		test_accounting },
 	{ "reclaim_pageout",	test_reclaim_pageout },
 	{ "reclaim_memcg",	test_reclaim_memcg },
+	{ "longterm_pin",	test_longterm_pin },
 };
 
 static void usage(const char *prog)
@@ -2809,7 +3009,7 @@ static void usage(const char *prog)
 
 	printf("Usage: %s [-h] [-t test]\n", prog);
 	printf("  -h       show this help\n");
-	printf("  -t test  run only this test (others are reported as skipped)\n");
+	printf("  -t test  run only this test\n");
 	printf("Tests:");
 	for (i = 0; i < ARRAY_SIZE(tests); i++)
 		printf(" %s", tests[i].name);
@@ -2842,14 +3042,25 @@ int main(int argc, char **argv)
 		}
 	}
 
+	for (i = 0; only && i < ARRAY_SIZE(tests); i++)
+		if (!strcmp(only, tests[i].name))
+			break;
+	if (only && i == ARRAY_SIZE(tests)) {
+		fprintf(stderr, "%s: no test '%s'\n", argv[0], only);
+		usage(argv[0]);
+		return KSFT_FAIL;
+	}
+
 	ksft_print_header();
-	ksft_set_plan(ARRAY_SIZE(tests));
+	ksft_set_plan(only ? 1 : ARRAY_SIZE(tests));
 
 	have_sysctl = !access(SYSCTL_ENABLE, F_OK);
 	if (!have_sysctl && !force) {
 		for (i = 0; i < ARRAY_SIZE(tests); i++)
-			ksft_test_result_skip("%s: %s not present\n",
-					      tests[i].name, SYSCTL_ENABLE);
+			if (!only || !strcmp(only, tests[i].name))
+				ksft_test_result_skip("%s: %s not present\n",
+						      tests[i].name,
+						      SYSCTL_ENABLE);
 		ksft_finished();
 	}
 
@@ -2867,11 +3078,8 @@ int main(int argc, char **argv)
 	reset_prediction();
 
 	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		if (only && strcmp(only, tests[i].name)) {
-			ksft_test_result_skip("%s: not selected\n",
-					      tests[i].name);
+		if (only && strcmp(only, tests[i].name))
 			continue;
-		}
 		ksft_print_msg("[RUN] %s\n", tests[i].name);
 		tests[i].fn(tests[i].name);
 	}

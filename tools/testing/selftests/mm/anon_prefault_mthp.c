@@ -45,7 +45,7 @@
 
 #define PMD_SZ			(2UL << 20)
 #define FOLIO_KB		64
-#define MAX_ORDER_0		5	/* order_base_2(PAGEVEC_SIZE) */
+#define MAX_ORDER_0		5	/* order_base_2(31), the largest max_pages */
 #define STATS_DIR		"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats/"
 
 #define KPF_COMPOUND_HEAD	15
