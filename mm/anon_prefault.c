@@ -162,6 +162,11 @@ out:
  * ended because memory was short, the ramp starts again from one page and
  * the fallback is counted; a window that ended at a PTE someone else had
  * populated keeps its order. Returns @nr.
+ *
+ * A fault that maps nothing once its window was sized (it is retried
+ * after a race with the page table, or fails for want of memory) is not
+ * undone: its retry is a miss, the ramp starts again, and no page is
+ * mapped for it.
  */
 unsigned int anon_prefault_cut(unsigned long address, unsigned int nr,
 			       bool fallback)

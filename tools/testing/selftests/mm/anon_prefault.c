@@ -28,7 +28,9 @@
  * disable it again; the O_DIRECT source of the io_uring writer is
  * /dev/ram1 (CONFIG_BLK_DEV_RAM, see config). "longterm_pin" checks that a
  * FOLL_LONGTERM pin faulting fresh memory in gets no page, mapped ahead or
- * not, from ZONE_MOVABLE; it needs a movable zone (movablecore=).
+ * not, from ZONE_MOVABLE; it needs a movable zone (movablecore=). "lru_gen"
+ * checks that under MGLRU the pages mapped ahead do not join the youngest
+ * generation, as the pages a task touched do.
  *
  * If /proc/sys/vm/anon_prefault does not exist the kernel lacks the feature
  * and every test is reported as skipped.
@@ -2976,6 +2978,169 @@ static void test_longterm_pin(const char *name)
 }
 
 /* ------------------------------------------------------------------------ */
+/* 21. lru_gen                                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Under MGLRU a folio added to the LRU during a fault goes into the
+ * youngest generation, as the page the task touched. A page mapped ahead
+ * has not been touched and must not go there: after a task wrote a fresh
+ * region in a memory cgroup of its own, the youngest generation of that
+ * cgroup holds at most as many anonymous pages as the task took faults
+ * there, prefault on and off. Needs CONFIG_LRU_GEN (switched on for the
+ * test and back) and debugfs.
+ */
+#define LRU_GEN_ENABLED	"/sys/kernel/mm/lru_gen/enabled"
+#define LRU_GEN_DEBUGFS	"/sys/kernel/debug/lru_gen"
+#define LRU_LEN		(4 * SZ_1M)
+
+/* A cgroup per run, so that no earlier one, maybe not yet freed, is read */
+static char lru_cg[64];
+
+/*
+ * Anonymous pages of the memory cgroup at @path (as cgroup_path() gives
+ * it) in the youngest generation of each node, and in all of them, from
+ * the lru_gen debugfs file. False if the cgroup is not listed.
+ */
+static bool lru_gen_anon(const char *path, long *youngest, long *total)
+{
+	unsigned long seq, age, max_seq = 0;
+	long anon, young = 0;
+	bool in = false, found = false;
+	char line[256], p[256];
+	FILE *f;
+	int nid;
+
+	*youngest = 0;
+	*total = 0;
+	f = fopen(LRU_GEN_DEBUGFS, "r");
+	if (!f)
+		ksft_exit_fail_perror("open " LRU_GEN_DEBUGFS);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "memcg %*u %255s", p) == 1) {
+			*youngest += young;
+			young = 0;
+			max_seq = 0;
+			in = !strcmp(p, path);
+			found |= in;
+		} else if (!in) {
+			continue;
+		} else if (sscanf(line, " node %d", &nid) == 1) {
+			*youngest += young;
+			young = 0;
+			max_seq = 0;
+		} else if (sscanf(line, " %lu %lu %ld", &seq, &age, &anon) == 3) {
+			*total += anon;
+			if (seq >= max_seq) {
+				max_seq = seq;
+				young = anon;
+			}
+		}
+	}
+	*youngest += young;
+	fclose(f);
+	return found;
+}
+
+/*
+ * Child: join the cgroup lru_cg, map a fresh region, say so on @ready, write
+ * every page of it when told on @go, report on @ready the faults it took
+ * since it joined, and exit when told again.
+ */
+static void lru_gen_child(int ready, int go)
+{
+	long faults = minflt(RUSAGE_SELF);
+	size_t off;
+	char c = 0;
+	char *p;
+
+	join_cgroup(lru_cg);
+	p = map_region(LRU_LEN);
+	reset_prediction();
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		_exit(4);
+	for (off = 0; off < LRU_LEN; off += pagesize)
+		poke(p + off, 1);
+	faults = minflt(RUSAGE_SELF) - faults;
+	if (write(ready, &faults, sizeof(faults)) != sizeof(faults) ||
+	    read(go, &c, 1) != 1)
+		_exit(5);
+	_exit(0);
+}
+
+static bool lru_gen_one(const char *name, int enable)
+{
+	const long pages = LRU_LEN / pagesize;
+	/* Folios that may still wait in a per-cpu LRU batch */
+	const long batched = 31 * sysconf(_SC_NPROCESSORS_ONLN);
+	long faults, youngest, total;
+	struct hs_child c;
+	bool ok = true;
+	char b = 0;
+
+	snprintf(lru_cg, sizeof(lru_cg), CGROUP_ROOT "/anon_prefault_lru%d",
+		 enable);
+	if (mkdir(lru_cg, 0755) && errno != EEXIST)
+		ksft_exit_fail_perror("mkdir");
+	set_prefault(enable, DEF_MAX_PAGES);
+	c = hs_fork(lru_gen_child, name);
+	if (write(c.go, &b, 1) != 1 ||
+	    read(c.ready, &faults, sizeof(faults)) != sizeof(faults))
+		ksft_exit_fail_msg("%s: the child died\n", name);
+	if (!lru_gen_anon(lru_cg + strlen(CGROUP_ROOT), &youngest, &total))
+		ksft_exit_fail_msg("%s: %s does not list the cgroup\n", name,
+				   LRU_GEN_DEBUGFS);
+	if (write(c.go, &b, 1) != 1 || hs_wait(&c))
+		ksft_exit_fail_msg("%s: the child failed\n", name);
+	if (rmdir(lru_cg))
+		ksft_print_msg("cannot remove %s: %s\n", lru_cg, strerror(errno));
+
+	tmsg(name, "prefault %s: %ld faults, anonymous pages: %ld youngest, %ld in all\n",
+	     enable ? "on" : "off", faults, youngest, total);
+	if (total < pages - batched) {
+		tmsg(name, "the region is not on the cgroup's LRU\n");
+		ok = false;
+	}
+	if (youngest > faults) {
+		tmsg(name, "more pages in the youngest generation than faults\n");
+		ok = false;
+	}
+	return ok;
+}
+
+static void test_lru_gen(const char *name)
+{
+	char saved[32];
+	const char *err;
+	bool ok;
+
+	if (ap_read_file(LRU_GEN_ENABLED, saved, sizeof(saved))) {
+		ksft_test_result_skip("%s: no %s (CONFIG_LRU_GEN)\n", name,
+				      LRU_GEN_ENABLED);
+		return;
+	}
+	if (access(LRU_GEN_DEBUGFS, R_OK) &&
+	    mount("none", "/sys/kernel/debug", "debugfs", 0, NULL)) {
+		ksft_test_result_skip("%s: cannot mount debugfs\n", name);
+		return;
+	}
+	err = cgroup_setup();
+	if (err) {
+		ksft_test_result_skip("%s: %s\n", name, err);
+		return;
+	}
+	if (ap_write_file(LRU_GEN_ENABLED, "y"))
+		ksft_exit_fail_msg("%s: cannot enable MGLRU\n", name);
+	ok = lru_gen_one(name, 0);
+	ok &= lru_gen_one(name, 1);
+	if (ap_write_file(LRU_GEN_ENABLED, saved))
+		ksft_exit_fail_msg("%s: cannot restore %s\n", name,
+				   LRU_GEN_ENABLED);
+	set_prefault(1, DEF_MAX_PAGES);
+	ksft_test_result(ok, "%s\n", name);
+}
+
+/* ------------------------------------------------------------------------ */
 
 static const struct {
 	const char *name;
@@ -3001,6 +3166,7 @@ static const struct {
 	{ "reclaim_pageout",	test_reclaim_pageout },
 	{ "reclaim_memcg",	test_reclaim_memcg },
 	{ "longterm_pin",	test_longterm_pin },
+	{ "lru_gen",		test_lru_gen },
 };
 
 static void usage(const char *prog)
