@@ -1506,6 +1506,116 @@ static long memcg_high_run(int enable, bool limit, long *high)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? (long)n : -1;
 }
 
+#define MH_WRITERS	4	/* writers at once, each on a CPU of its own */
+#define MH_ROUNDS	10	/* rounds of them */
+#define MH_ROOM		20	/* pages memory.high leaves them to map ahead */
+#define MEMCG_BATCH	64	/* the margin speculative charges leave below it */
+
+static int mh_cpu;
+
+/*
+ * Child of memcg_high_cpus(): as memcg_high_child(), on CPU mh_cpu, with a
+ * first fault (reset_prediction()) that fills this CPU's charge stock for
+ * the cgroup, so that the ordinary charges of the writes that follow come
+ * from that stock and only the pages mapped ahead move memory.current.
+ */
+static void memcg_cpus_child(int ready, int go)
+{
+	cpu_set_t cpus;
+	unsigned long n;
+	char c = 0;
+	char *p;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(mh_cpu, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		_exit(6);
+	join_cgroup(CGROUP_LEAF);
+	close(pagemap_fd);
+	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
+	if (pagemap_fd < 0)
+		_exit(3);
+	p = map_region(MH_PAGES * pagesize);
+	reset_prediction();
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		_exit(4);
+	write_seq(p, 0, MH_WRITTEN);
+	n = count_populated(p, 0, MH_PAGES);
+	if (write(ready, &n, sizeof(n)) != sizeof(n))
+		_exit(5);
+	_exit(0);
+}
+
+/*
+ * Several writers at once, each on a CPU of its own, in one cgroup whose
+ * memory.high leaves MH_ROOM pages above memory.current (and the margin of
+ * one charge batch) once each writer's CPU holds a charge stock. Their
+ * ordinary charges come from those stocks, so the pages mapped ahead are
+ * all that moves memory.current: together, in every round, they must be
+ * at least one (the limit leaves room) and at most MH_ROOM, however the
+ * windows of the writers overlap in time. Speculative charges made at the
+ * same moment must see each other.
+ */
+static bool memcg_high_cpus(const char *name)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), cur, ahead, lo = LONG_MAX;
+	struct hs_child c[MH_WRITERS];
+	int k, w, round;
+	unsigned long n;
+	long hi = 0;
+	char buf[64];
+	bool ok = true;
+
+	w = ncpu < MH_WRITERS ? ncpu : MH_WRITERS;
+	set_prefault(1, DEF_MAX_PAGES);
+	for (round = 0; round < MH_ROUNDS && ok; round++) {
+		cgroup_remove();
+		if (mkdir(CGROUP_TEST, 0755) ||
+		    ap_write_file(CGROUP_TEST "/cgroup.subtree_control",
+				  "+memory") ||
+		    mkdir(CGROUP_LEAF, 0755))
+			ksft_exit_fail_perror("creating " CGROUP_LEAF);
+		for (k = 0; k < w; k++) {
+			mh_cpu = k;
+			c[k] = hs_fork(memcg_cpus_child, name);
+		}
+		if (ap_read_file(CGROUP_TEST "/memory.current", buf,
+				 sizeof(buf)))
+			ksft_exit_fail_perror("read memory.current");
+		cur = strtol(buf, NULL, 10);
+		snprintf(buf, sizeof(buf), "%ld",
+			 cur + (MEMCG_BATCH + MH_ROOM) * (long)pagesize);
+		if (ap_write_file(CGROUP_TEST "/memory.high", buf))
+			ksft_exit_fail_msg("cannot set memory.high\n");
+		for (k = 0; k < w; k++)
+			if (write(c[k].go, "g", 1) != 1)
+				ok = false;
+		ahead = 0;
+		for (k = 0; k < w; k++) {
+			if (read(c[k].ready, &n, sizeof(n)) != sizeof(n) ||
+			    n < MH_WRITTEN)
+				ok = false;
+			else
+				ahead += n - MH_WRITTEN;
+			if (hs_wait(&c[k]))
+				ok = false;
+		}
+		cgroup_remove();
+		if (!ok) {
+			tmsg(name, "round %d: a writer failed\n", round);
+		} else if (ahead < 1 || ahead > MH_ROOM) {
+			tmsg(name, "round %d: %ld pages mapped ahead, not 1 to %d\n",
+			     round, ahead, MH_ROOM);
+			ok = false;
+		}
+		lo = ahead < lo ? ahead : lo;
+		hi = ahead > hi ? ahead : hi;
+	}
+	tmsg(name, "%d writers on as many CPUs, %d rounds: %ld to %ld pages ahead\n",
+	     w, round, lo, hi);
+	return ok;
+}
+
 /*
  * A speculative charge that takes a memory cgroup or an ancestor above
  * memory.high schedules reclaim and throttling on the way back to user
@@ -1513,7 +1623,8 @@ static long memcg_high_run(int enable, bool limit, long *high)
  * cgroup a few pages above its usage, no page is mapped ahead, so the
  * region holds exactly the pages written and the cgroup counts no more
  * "high" events than with prefault off. Without the limit the same write
- * maps its windows (the check is not vacuous).
+ * maps its windows (the check is not vacuous). Then several writers on
+ * several CPUs at once (memcg_high_cpus()).
  */
 static void test_memcg_high(const char *name)
 {
@@ -1530,6 +1641,7 @@ static void test_memcg_high(const char *name)
 	n_on = memcg_high_run(1, true, &high_on);
 	n_free = memcg_high_run(1, false, &high_free);
 	n_off = memcg_high_run(0, true, &high_off);
+	ok = memcg_high_cpus(name);
 	set_prefault(1, DEF_MAX_PAGES);
 	m = model_seq(NULL, MH_PAGES, 0, MH_WRITTEN, DEF_MAX_PAGES, false);
 	tmsg(name,
