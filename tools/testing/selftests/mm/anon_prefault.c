@@ -1434,12 +1434,16 @@ static void test_memcg(const char *name)
 #define MH_WRITTEN	24	/* pages it writes */
 #define MH_SLACK	32	/* memory.high above memory.current, pages */
 
+static int mh_cpu = -1;	/* the CPU of the next writer, -1: where it starts */
+
 /*
  * Child: join the leaf cgroup, map the region, say so on @ready, write
  * MH_WRITTEN pages when told on @go, then report on @ready how many pages
- * of the region are populated. It stays on one CPU: a memory cgroup
- * charges pages from a per-cpu stock refilled 64 pages at a time, and a
- * refill on another CPU would take the cgroup above memory.high by itself.
+ * of the region are populated. It stays on one CPU (mh_cpu): a memory
+ * cgroup charges pages from a per-cpu stock refilled 64 pages at a time,
+ * and a refill on another CPU would take the cgroup above memory.high by
+ * itself. Its first fault in the cgroup (reset_prediction()) fills that
+ * CPU's stock, so the ordinary charges of its writes come from the stock.
  */
 static void memcg_high_child(int ready, int go)
 {
@@ -1449,7 +1453,7 @@ static void memcg_high_child(int ready, int go)
 	char *p;
 
 	CPU_ZERO(&cpus);
-	CPU_SET(sched_getcpu(), &cpus);
+	CPU_SET(mh_cpu < 0 ? sched_getcpu() : mh_cpu, &cpus);
 	if (sched_setaffinity(0, sizeof(cpus), &cpus))
 		_exit(6);
 	join_cgroup(CGROUP_LEAF);
@@ -1511,40 +1515,6 @@ static long memcg_high_run(int enable, bool limit, long *high)
 #define MH_ROOM		20	/* pages memory.high leaves them to map ahead */
 #define MEMCG_BATCH	64	/* the margin speculative charges leave below it */
 
-static int mh_cpu;
-
-/*
- * Child of memcg_high_cpus(): as memcg_high_child(), on CPU mh_cpu, with a
- * first fault (reset_prediction()) that fills this CPU's charge stock for
- * the cgroup, so that the ordinary charges of the writes that follow come
- * from that stock and only the pages mapped ahead move memory.current.
- */
-static void memcg_cpus_child(int ready, int go)
-{
-	cpu_set_t cpus;
-	unsigned long n;
-	char c = 0;
-	char *p;
-
-	CPU_ZERO(&cpus);
-	CPU_SET(mh_cpu, &cpus);
-	if (sched_setaffinity(0, sizeof(cpus), &cpus))
-		_exit(6);
-	join_cgroup(CGROUP_LEAF);
-	close(pagemap_fd);
-	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
-	if (pagemap_fd < 0)
-		_exit(3);
-	p = map_region(MH_PAGES * pagesize);
-	reset_prediction();
-	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
-		_exit(4);
-	write_seq(p, 0, MH_WRITTEN);
-	n = count_populated(p, 0, MH_PAGES);
-	if (write(ready, &n, sizeof(n)) != sizeof(n))
-		_exit(5);
-	_exit(0);
-}
 
 /*
  * Several writers at once, each on a CPU of its own, in one cgroup whose
@@ -1577,8 +1547,9 @@ static bool memcg_high_cpus(const char *name)
 			ksft_exit_fail_perror("creating " CGROUP_LEAF);
 		for (k = 0; k < w; k++) {
 			mh_cpu = k;
-			c[k] = hs_fork(memcg_cpus_child, name);
+			c[k] = hs_fork(memcg_high_child, name);
 		}
+		mh_cpu = -1;
 		if (ap_read_file(CGROUP_TEST "/memory.current", buf,
 				 sizeof(buf)))
 			ksft_exit_fail_perror("read memory.current");
