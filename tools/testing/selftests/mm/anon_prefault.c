@@ -1515,7 +1515,6 @@ static long memcg_high_run(int enable, bool limit, long *high)
 #define MH_ROOM		20	/* pages memory.high leaves them to map ahead */
 #define MEMCG_BATCH	64	/* the margin speculative charges leave below it */
 
-
 /*
  * Several writers at once, each on a CPU of its own, in one cgroup whose
  * memory.high leaves MH_ROOM pages above memory.current (and the margin of
