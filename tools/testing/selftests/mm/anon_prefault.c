@@ -1434,16 +1434,12 @@ static void test_memcg(const char *name)
 #define MH_WRITTEN	24	/* pages it writes */
 #define MH_SLACK	32	/* memory.high above memory.current, pages */
 
-static int mh_cpu = -1;	/* the CPU of the next writer, -1: where it starts */
-
 /*
  * Child: join the leaf cgroup, map the region, say so on @ready, write
  * MH_WRITTEN pages when told on @go, then report on @ready how many pages
- * of the region are populated. It stays on one CPU (mh_cpu): a memory
- * cgroup charges pages from a per-cpu stock refilled 64 pages at a time,
- * and a refill on another CPU would take the cgroup above memory.high by
- * itself. Its first fault in the cgroup (reset_prediction()) fills that
- * CPU's stock, so the ordinary charges of its writes come from the stock.
+ * of the region are populated. It stays on one CPU: a memory cgroup
+ * charges pages from a per-cpu stock refilled 64 pages at a time, and a
+ * refill on another CPU would take the cgroup above memory.high by itself.
  */
 static void memcg_high_child(int ready, int go)
 {
@@ -1453,7 +1449,7 @@ static void memcg_high_child(int ready, int go)
 	char *p;
 
 	CPU_ZERO(&cpus);
-	CPU_SET(mh_cpu < 0 ? sched_getcpu() : mh_cpu, &cpus);
+	CPU_SET(sched_getcpu(), &cpus);
 	if (sched_setaffinity(0, sizeof(cpus), &cpus))
 		_exit(6);
 	join_cgroup(CGROUP_LEAF);
@@ -1510,84 +1506,6 @@ static long memcg_high_run(int enable, bool limit, long *high)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? (long)n : -1;
 }
 
-#define MH_WRITERS	4	/* writers at once, each on a CPU of its own */
-#define MH_ROUNDS	10	/* rounds of them */
-#define MH_ROOM		20	/* pages memory.high leaves them to map ahead */
-#define MEMCG_BATCH	64	/* the margin speculative charges leave below it */
-
-/*
- * Several writers at once, each on a CPU of its own, in one cgroup whose
- * memory.high leaves MH_ROOM pages above memory.current (and the margin of
- * one charge batch) once each writer's CPU holds a charge stock. Their
- * ordinary charges come from those stocks, so the pages mapped ahead are
- * all that moves memory.current: together, in every round, they may not
- * be more than MH_ROOM, however the windows of the writers overlap in
- * time. Speculative charges made at the same moment must see each other
- * (a check of the room made before the charge lets two writers take the
- * same room). How few they map is not asserted: a charge that will fail
- * is in the counters for a moment and may make another fail too.
- */
-static bool memcg_high_cpus(const char *name)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), cur, ahead, lo = LONG_MAX;
-	struct hs_child c[MH_WRITERS];
-	int k, w, round;
-	unsigned long n;
-	long hi = 0;
-	char buf[64];
-	bool ok = true;
-
-	w = ncpu < MH_WRITERS ? ncpu : MH_WRITERS;
-	set_prefault(1, DEF_MAX_PAGES);
-	for (round = 0; round < MH_ROUNDS && ok; round++) {
-		cgroup_remove();
-		if (mkdir(CGROUP_TEST, 0755) ||
-		    ap_write_file(CGROUP_TEST "/cgroup.subtree_control",
-				  "+memory") ||
-		    mkdir(CGROUP_LEAF, 0755))
-			ksft_exit_fail_perror("creating " CGROUP_LEAF);
-		for (k = 0; k < w; k++) {
-			mh_cpu = k;
-			c[k] = hs_fork(memcg_high_child, name);
-		}
-		mh_cpu = -1;
-		if (ap_read_file(CGROUP_TEST "/memory.current", buf,
-				 sizeof(buf)))
-			ksft_exit_fail_perror("read memory.current");
-		cur = strtol(buf, NULL, 10);
-		snprintf(buf, sizeof(buf), "%ld",
-			 cur + (MEMCG_BATCH + MH_ROOM) * (long)pagesize);
-		if (ap_write_file(CGROUP_TEST "/memory.high", buf))
-			ksft_exit_fail_msg("cannot set memory.high\n");
-		for (k = 0; k < w; k++)
-			if (write(c[k].go, "g", 1) != 1)
-				ok = false;
-		ahead = 0;
-		for (k = 0; k < w; k++) {
-			if (read(c[k].ready, &n, sizeof(n)) != sizeof(n) ||
-			    n < MH_WRITTEN)
-				ok = false;
-			else
-				ahead += n - MH_WRITTEN;
-			if (hs_wait(&c[k]))
-				ok = false;
-		}
-		cgroup_remove();
-		if (!ok) {
-			tmsg(name, "round %d: a writer failed\n", round);
-		} else if (ahead > MH_ROOM) {
-			tmsg(name, "round %d: %ld pages mapped ahead, room for %d\n",
-			     round, ahead, MH_ROOM);
-			ok = false;
-		}
-		lo = ahead < lo ? ahead : lo;
-		hi = ahead > hi ? ahead : hi;
-	}
-	tmsg(name, "%d writers on as many CPUs, %d rounds: %ld to %ld pages ahead\n",
-	     w, round, lo, hi);
-	return ok;
-}
-
 /*
  * A speculative charge that takes a memory cgroup or an ancestor above
  * memory.high schedules reclaim and throttling on the way back to user
@@ -1595,8 +1513,7 @@ static bool memcg_high_cpus(const char *name)
  * cgroup a few pages above its usage, no page is mapped ahead, so the
  * region holds exactly the pages written and the cgroup counts no more
  * "high" events than with prefault off. Without the limit the same write
- * maps its windows (the check is not vacuous). Then several writers on
- * several CPUs at once (memcg_high_cpus()).
+ * maps its windows (the check is not vacuous).
  */
 static void test_memcg_high(const char *name)
 {
@@ -1613,7 +1530,6 @@ static void test_memcg_high(const char *name)
 	n_on = memcg_high_run(1, true, &high_on);
 	n_free = memcg_high_run(1, false, &high_free);
 	n_off = memcg_high_run(0, true, &high_off);
-	ok = memcg_high_cpus(name);
 	set_prefault(1, DEF_MAX_PAGES);
 	m = model_seq(NULL, MH_PAGES, 0, MH_WRITTEN, DEF_MAX_PAGES, false);
 	tmsg(name,
