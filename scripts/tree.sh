@@ -14,7 +14,8 @@ step tree "creating $TREE"
 copy_tree "$PRISTINE" "$TREE"
 cd "$TREE" || die "no $TREE"
 git init -q -b base . && git config user.name "anon-prefault developers" &&
-	git config user.email "anon-prefault@example.org" ||
+	git config user.email "anon-prefault@example.org" &&
+	git config core.abbrev 9 ||
 	die "git init failed"
 git add -A -f . >/dev/null && git commit -q -m "Linux $(make -s kernelversion) (base)" ||
 	die "committing the base failed"
