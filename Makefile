@@ -5,11 +5,12 @@
 #   make locks  lock profile: the =y kernel with CONFIG_LOCK_STAT, on vs off
 #   make tree   git work tree of the base with one commit per patch
 #   make export write the work tree back to patches/, series and the copies
-# Variables: KSRC, AP_CACHE, BUILD, SMP, MEM, ACCEL (auto|tcg|kvm), JOBS,
+# Variables: KSRC, AP_CACHE, BUILD, SMP, MEM, ACCEL (auto|tcg|kvm),
+#            CLOCK (icount|wall), JOBS,
 #            BOOT_TIMEOUT, TREE, REAL_ROUNDS, AP_LOCKS, LOCK_SIZE, LOCK_ROUNDS.
 
 SHELL := /bin/bash
-export KSRC AP_CACHE BUILD SMP MEM ACCEL JOBS BOOT_TIMEOUT TREE REAL_ROUNDS
+export KSRC AP_CACHE BUILD SMP MEM ACCEL CLOCK JOBS BOOT_TIMEOUT TREE REAL_ROUNDS
 export AP_LOCKS LOCK_SIZE LOCK_ROUNDS
 
 .PHONY: run test locks tree export clean distclean

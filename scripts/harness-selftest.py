@@ -298,9 +298,12 @@ def lock_check():
     return res
 
 
-# A made-up make run (bench and real suites, 2 CPUs, 2 rounds): per mode
-# and round the sequential fault/wsec and minor faults per page, sparse
-# RSS per touched page, churn execs/s and fragmented fault/wsec.
+# A made-up make run (2 CPUs, 2 rounds): the measured boot on the
+# instruction clock (bench suite: sequential write with 1 thread, sparse,
+# churn, fragmented, pressure; real suite) and the thread table's boot on
+# the wall clock (bench suite: 1 and 2 threads). Per mode and round the
+# sequential fault/wsec and minor faults per page, sparse RSS per touched
+# page, churn execs/s and system time and fragmented fault/wsec.
 SEQ_MODES = ['off', 'on', 'on-max', 'mthp64k', 'mthp64k+on',
              'mthp64k+on-max', 'populate']
 SEQ = {'off': ((1000, 1000), 1.0), 'on': ((1500, 1500), 0.0625),
@@ -312,27 +315,39 @@ SPARSE = {'off': 1.0, 'on': 1.0, 'on-max': 1.0, 'mthp64k': 2.0,
           'mthp64k+on': 1.0, 'mthp64k+on-max': 1.2}
 CHURN = {'off': 100.0, 'on': 110.0, 'on-max': 112.0, 'mthp64k': 105.0,
          'mthp64k+on': 126.0, 'mthp64k+on-max': 115.5}
+CHURN_SYS = {'off': 1.0, 'on': 0.8, 'on-max': 0.85, 'mthp64k': 0.9,
+             'mthp64k+on': 0.7, 'mthp64k+on-max': 0.75}
 FRAG = {'off': 500, 'on': 700, 'mthp64k': 550, 'mthp64k+on': 825}
 REAL_MODES = ['off', 'on', 'on-max', 'mthp64k', 'mthp64k+on',
               'mthp64k+on-max']
 
 
-def bench_log(skip=()):
-    """The bench and real suites of a made-up make run; @skip holds
-    (section, mode, round) of rows to leave out."""
+def bench_log(skip=(), cc_sys=None):
+    """The reports of a made-up make run: (measured boot, thread boot);
+    @skip holds (section, mode, round) of rows to leave out, @cc_sys the
+    compiler's system time in every mode (default: 1.0 for off, 0.1 less
+    for each further mode)."""
     def pft(fpw, flt, rss, pat='seq'):
         return '0.06,1,1,0.010,0.020,0.030,1000,%.0f,%.4f,%.2f,%s,t' % (
             fpw, flt, rss, pat)
-    lines = ['TAP version 13', '1..1', '# bench: made up', 'meta,ncpu,2',
-             'meta,size,64M', 'meta,rounds,2',
-             'meta,modes,%s' % ' '.join(SEQ_MODES)]
+
+    def head(clock, sections):
+        return ['TAP version 13', '1..1', '# bench: made up', 'meta,ncpu,2',
+                'meta,size,64M', 'meta,rounds,2',
+                'meta,modes,%s' % ' '.join(SEQ_MODES),
+                'meta,clock,%s' % clock, 'meta,sections,%s' % sections]
+    lines = head('icount', 'seq:sparse:churn:frag:pressure')
+    threads = head('wall', 'threads')
     for r in (1, 2):
-        for t in (1, 2):
-            for m in SEQ_MODES:
-                if ('seq', m, r) not in skip:
-                    fpw, flt = SEQ[m]
-                    lines.append('data,seq,%s,%d,%d,%s' % (
-                        m, t, r, pft(fpw[r - 1] * t, flt, 1.0)))
+        for m in SEQ_MODES:
+            fpw, flt = SEQ[m]
+            if ('seq', m, r) not in skip:
+                lines.append('data,seq,%s,1,%d,%s' % (
+                    m, r, pft(fpw[r - 1], flt, 1.0)))
+            for t in (1, 2):
+                if ('threads', m, r) not in skip:
+                    threads.append('data,threads,%s,%d,%d,%s' % (
+                        m, t, r, pft(fpw[r - 1] * t * 0.9, flt, 1.0)))
     for p in ('stride:2', 'stride:4', 'random50'):
         for m in SPARSE:
             if ('sparse-' + p, m, 1) not in skip:
@@ -341,49 +356,66 @@ def bench_log(skip=()):
     for r in (1, 2):
         for m in CHURN:
             if ('churn', m, r) not in skip:
-                lines.append('churn,%s,%d,300,3.0,%.1f,40.0' % (m, r, CHURN[m]))
+                lines.append('churn,%s,%d,300,3.0,%.1f,40.0,0.5,%.2f' % (
+                    m, r, CHURN[m], CHURN_SYS[m]))
         for m in FRAG:
             if ('frag', m, r) not in skip:
                 lines.append('data,frag,%s,1,%d,%s' % (m, r, pft(FRAG[m], 0.5, 1.0)))
         for m in ('off', 'on', 'on-max'):
             lines.append('pressure,%s,%d,2560,2560,0,100,OK' % (m, r))
-    real = ['TAP version 13', '1..1', 'meta,real_rounds,2',
+    real = ['TAP version 13', '1..1', 'meta,real_clock,icount',
+            'meta,real_rounds,2',
             'meta,real_modes,%s' % ' '.join(REAL_MODES),
             'meta,real_workloads,cc']
     for r in (1, 2):
         for i, m in enumerate(REAL_MODES):
             if ('real', m, r) not in skip:
-                real.append('real,cc,%s,%d,%.1f,%d,0,1000,1.0,1.0,0,0,0' % (
-                    m, r, 10.0 - i * 0.1, 1000 - i * 100))
+                real.append('real,cc,%s,%d,%.1f,%d,0,1000,5.0,%.2f,%d,%d,0' % (
+                    m, r, 10.0 - i * 0.1, 1000 - i * 100,
+                    1.0 - i * 0.1 if cc_sys is None else cc_sys,
+                    10 * i, 120 * i))
     return (frame('bench', '\n'.join(lines + ['ok 1 done'])) +
-            frame('real', '\n'.join(real + ['ok 1 cc'])))
+            frame('real', '\n'.join(real + ['ok 1 cc'])),
+            frame('bench', '\n'.join(threads + ['ok 1 done'])))
 
 
-# bench-report.py: (what, log, exit status, strings its output must hold,
+# bench-report.py: (what, logs, exit status, strings its output must hold,
 # (CSV file, mode, column, value) its CSV files must hold)
 BENCH_CASES = [
     ('a run with the mTHP+prefault modes', bench_log(), 0,
      ['mode mthp64k+on\n', 'mode mthp64k+on-max\n',
+      'Sequential write, 1 thread, 64M, medians of 2 rounds (instruction clock',
+      '1 to 2 threads, medians of 2 rounds (wall clock',
       '%26s%26s' % ('mthp64k+on', 'mthp64k+on-max'),
       '1.75x (1.50-2.00, 2)', '1.60x (1.60-1.60, 2)',
       '0.250x (0.250-0.250, 2)', '0.200x (0.200-0.200, 2)',
       '%-10s%18s%18s' % ('stride:2', '0.50x', '0.60x'),
       '105.0 execs/s, 1.05x (1.05-1.05, 2) to off',
+      'system 0.800s (0.80x (0.80-0.80, 2) of off)',
       '1.20x (1.20-1.20, 2) to mthp64k', '1.10x (1.10-1.10, 2) to mthp64k',
-      '1.50x (1.50-1.50, 2) to mthp64k', '%24s' % 'mthp64k+on-max'],
+      '1.50x (1.50-1.50, 2) to mthp64k', '%24s' % 'mthp64k+on-max',
+      'Real programs (Debian\'s binaries in the guest; instruction clock',
+      '%24s' % '0.900x (0.900-0.900, 2)', '  on      cc    met',
+      '%*s' % (24, '120 (20)')],
      [('bench-summary.csv', ('seq', 'mthp64k+on', '1'), 'ratio_mthp64k', 1.75),
-      ('bench-summary.csv', ('seq', 'mthp64k+on-max', '2'),
+      ('bench-summary.csv', ('threads', 'mthp64k+on-max', '2'),
        'minflt_ratio_mthp64k', 0.2),
       ('bench-summary.csv', ('sparse-stride:2', 'mthp64k+on', '1'),
        'rss_ratio_mthp64k', 0.5),
       ('bench-summary.csv', ('churn', 'mthp64k+on', '1'), 'ratio_mthp64k', 1.2),
+      ('bench-summary.csv', ('churn', 'on', '1'), 'sys_ratio_off', 0.8),
       ('bench-summary.csv', ('frag', 'mthp64k+on', '1'), 'ratio_mthp64k', 1.5),
-      ('bench-raw.csv', ('seq', 'mthp64k+on-max', '2'), 'fault_per_wsec', 6400),
-      ('real-raw.csv', ('cc', 'mthp64k+on-max', '2'), 'minflt', 500)]),
+      ('bench-raw.csv', ('threads', 'mthp64k+on-max', '2'), 'fault_per_wsec',
+       5760),
+      ('real-raw.csv', ('cc', 'mthp64k+on-max', '2'), 'minflt', 500),
+      ('real-summary.csv', ('cc', 'on'), 'sys_ratio', 0.9)]),
+    ('a run whose compile spends as long in the kernel as off',
+     bench_log(cc_sys=1.0), 0,
+     ['  on      cc    MISSED: kernel time 1.000x of off'], []),
     ('a run without a sequential round of mthp64k+on-max',
-     bench_log({('seq', 'mthp64k+on-max', 2)}), 1,
+     bench_log({('seq', 'mthp64k+on-max', 2), ('threads', 'mthp64k+on-max', 2)}), 1,
      ['seq mthp64k+on-max 1 thread(s): 1 of 2 rounds',
-      'seq mthp64k+on-max 2 thread(s): 1 of 2 rounds'], []),
+      'threads mthp64k+on-max 2 thread(s): 1 of 2 rounds'], []),
     ('a run without the sparse row of mthp64k+on',
      bench_log({('sparse-stride:4', 'mthp64k+on', 1)}), 1,
      ['sparse-stride:4 mthp64k+on 1 thread(s): 0 of 1 rounds'], []),
@@ -417,13 +449,15 @@ def csv_value(path, key, column):
 def bench_check():
     res = []
     plot = bool(shutil.which('gnuplot'))
-    for what, text, rc, want, csvs in BENCH_CASES:
+    for what, texts, rc, want, csvs in BENCH_CASES:
         with tempfile.TemporaryDirectory() as d:
-            log = os.path.join(d, 'results.log')
-            with open(log, 'w') as f:
-                f.write(text)
-            r = subprocess.run([sys.executable, os.path.join(TOP, 'scripts', 'bench-report.py'),
-                                log, d], capture_output=True, text=True)
+            logs = []
+            for i, text in enumerate(texts):
+                logs.append(os.path.join(d, 'results-%d.log' % i))
+                with open(logs[-1], 'w') as f:
+                    f.write(text)
+            r = subprocess.run([sys.executable, os.path.join(TOP, 'scripts', 'bench-report.py')] +
+                               logs + [d], capture_output=True, text=True)
             out = r.stdout + r.stderr
             miss = [w for w in want if w not in out]
             for name, key, col, val in csvs:
@@ -518,6 +552,38 @@ def smp_check():
     return res
 
 
+# run_clock and qemu_accel: (ACCEL, CLOCK, run_clock's answer or None when
+# it must refuse, a string qemu_accel "$answer" must print).
+CLOCK_CASES = [('tcg', '', 'icount', '-icount shift=0,sleep=off'),
+               ('tcg', 'icount', 'icount', '-accel tcg,thread=single'),
+               ('tcg', 'wall', 'wall', '-accel tcg,thread=multi'),
+               ('kvm', '', 'wall', '-accel kvm'),
+               ('kvm', 'icount', None, ''),
+               ('tcg', 'cycles', None, ''),
+               ('hvf', '', None, '')]
+
+
+def clock_check():
+    """make run's clock: icount under TCG unless CLOCK=wall, wall under KVM,
+    and the options QEMU gets for each; nonsense is refused by name."""
+    res = []
+    for accel, clock, want, opts in CLOCK_CASES:
+        r = subprocess.run(['bash', '-c', '. "$1/scripts/lib.sh"; c=$(ACCEL=$2 CLOCK=$3 run_clock) '
+                            '&& echo "$c" && ACCEL=$2 qemu_accel "$c"',
+                            'x', TOP, accel, clock], capture_output=True, text=True)
+        lines = r.stdout.split('\n')
+        if want is None:
+            ok = r.returncode != 0 and ('CLOCK=' in r.stderr or 'ACCEL=' in r.stderr)
+        else:
+            ok = r.returncode == 0 and lines[0] == want and opts in r.stdout
+        res.append(('PASS' if ok else 'FAIL',
+                    'run_clock ACCEL=%s CLOCK=%s: %s%s' % (
+                        accel, clock or '(unset)', want or 'refused',
+                        '' if ok else ': got %r %r' % (r.stdout.strip()[:200],
+                                                        r.stderr.strip()[:200]))))
+    return res
+
+
 def main():
     for what, want, script, args, text, extra in CASES:
         got, out = verdict(run_script(script, args, text, extra))
@@ -528,7 +594,8 @@ def main():
                   % (script, what, want, got, out.strip().replace('\n', ' | ')[:300]))
     for st, what in (console_check() + oom_allow_check() + step_table_check() +
                      patch_check() + lock_check() +
-                     bench_check() + modes_check() + smp_check()):
+                     bench_check() + modes_check() + smp_check() +
+                     clock_check()):
         print('%s\tharness: %s' % (st, what))
     return 0
 

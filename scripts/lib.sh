@@ -527,21 +527,59 @@ make_initramfs() {
 # bits made the debug kernel's KASAN report a direct-map address as a
 # wild access (once, at 2.4s, before any test ran); 4-level paging is
 # also what most x86 machines run.
-qemu_accel() {
+kvm_usable() {
+	grep -Eqw 'vmx|svm' /proc/cpuinfo && [ -w /dev/kvm ]
+}
+
+# guest_accel: kvm or tcg, from ACCEL (auto: kvm where usable).
+guest_accel() {
 	case ${ACCEL:-auto} in
-	auto)
-		if grep -Eqw 'vmx|svm' /proc/cpuinfo && [ -w /dev/kvm ]; then
-			echo "-accel kvm -cpu host"
-		else
-			echo "-accel tcg,thread=multi -cpu max,la57=off"
-		fi ;;
-	kvm) echo "-accel kvm -cpu host" ;;
-	*) echo "-accel tcg,thread=multi -cpu max,la57=off" ;;
+	auto) if kvm_usable; then echo kvm; else echo tcg; fi ;;
+	kvm) echo kvm ;;
+	tcg) echo tcg ;;
+	*) die "ACCEL=$ACCEL: want auto, tcg or kvm" ;;
 	esac
+}
+
+# run_clock: the clock of make run's measured boots, from CLOCK: icount
+# (QEMU's instruction clock: guest time advances 1 ns per guest
+# instruction executed, idle time is skipped; the default under TCG) or
+# wall (the host's time; the default under KVM, and the only clock there).
+run_clock() {
+	local accel
+	accel=$(guest_accel) || exit 1
+	case ${CLOCK:-auto} in
+	auto) if [ "$accel" = kvm ]; then echo wall; else echo icount; fi ;;
+	wall) echo wall ;;
+	icount)
+		[ "$accel" = tcg ] ||
+			die "CLOCK=icount needs TCG (QEMU counts instructions only when it translates them): set ACCEL=tcg, or CLOCK=wall"
+		echo icount ;;
+	*) die "CLOCK=$CLOCK: want icount or wall" ;;
+	esac
+}
+
+# qemu_accel [CLOCK]: QEMU's accelerator and CPU options. With the
+# instruction clock (icount) the virtual CPUs take turns on one host
+# thread (thread=single) and the guest clock counts instructions
+# (shift=0: 1 ns each; sleep=off: an idle guest jumps to its next timer).
+qemu_accel() {
+	local accel
+	accel=$(guest_accel) || exit 1
+	if [ "${1:-wall}" = icount ]; then
+		[ "$accel" = tcg ] || die "the instruction clock needs TCG (ACCEL=tcg)"
+		echo "-accel tcg,thread=single -icount shift=0,sleep=off -cpu max,la57=off"
+	elif [ "$accel" = kvm ]; then
+		echo "-accel kvm -cpu host"
+	else
+		echo "-accel tcg,thread=multi -cpu max,la57=off"
+	fi
 }
 
 # $1 = bzImage, $2 = initramfs, $3 = output dir, $4 = guest job (ap.job=)
 # Leaves console.log (kernel) and results.log (guest report) in $3.
+# BOOT_CLOCK=icount boots on the instruction clock (qemu_accel); the guest
+# learns its clock from ap.clock= and reports it.
 boot_guest() {
 	local kernel=$1 initrd=$2 out=$3 job=$4
 	mkdir -p "$out"
@@ -551,14 +589,15 @@ boot_guest() {
 	# run three times), the stress tests and stress-ng, the run job the
 	# benchmark and the real programs: 30 minutes; the others 15.
 	[ -n "$limit" ] || case $job in test|debug) limit=1800 ;; run) limit=2700 ;; *) limit=900 ;; esac
-	accel=$(qemu_accel)
-	log "booting ($job): qemu $accel -smp $SMP -m $MEM, timeout ${limit}s, console in $out/console.log"
+	local clock=${BOOT_CLOCK:-wall}
+	accel=$(qemu_accel "$clock") || return 1
+	log "booting ($job, $clock clock): qemu $accel -smp $SMP -m $MEM, timeout ${limit}s, console in $out/console.log"
 	t0=$(date +%s)
 	# shellcheck disable=SC2086
 	timeout --foreground -k 10 "$limit" qemu-system-x86_64 $accel \
 		-smp "$SMP" -m "$MEM" -nodefaults -display none -no-reboot \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 ap.job=$job ${GUEST_APPEND:-}" \
+		-append "console=ttyS0 panic=-1 ap.job=$job ap.clock=$clock ${GUEST_APPEND:-}" \
 		-serial "file:$out/console.log" -serial "file:$out/results.log" \
 		</dev/null >"$out/qemu.log" 2>&1
 	local rc=$?

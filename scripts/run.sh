@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # make run: build the patched kernel (=y), boot it in QEMU, run the
-# benchmark job in the guest and print its report.
+# benchmark job in the guest and print its report. The measured boot runs
+# on CLOCK (run_clock: the instruction clock under TCG); the thread table
+# needs virtual CPUs that run in parallel and gets a boot of its own on
+# the wall clock when CLOCK is icount.
 . "$(dirname "$0")/lib.sh"
 
 REAL_ROUNDS=${REAL_ROUNDS:-3}
 need_count REAL_ROUNDS "a number of rounds"
 check_smp
+CLOCK=$(run_clock) || exit 1
 ensure_packages
 lock_build
 PRISTINE=$(pristine_tree) || exit 1
@@ -32,10 +36,21 @@ fi
 # shellcheck disable=SC2086
 make_initramfs "$BUILD/guest" "$BUILD/initramfs.cpio.gz" \
 	$([ $REAL = 1 ] && echo $REAL_PROGRAMS)
-step boot "booting the guest (job: run)"
+# The sections of bench.sh in the measured boot; threads joins them on
+# the wall clock.
+sections=seq:sparse:churn:frag:pressure
+[ "$CLOCK" = wall ] && sections=$sections:threads
+step boot "booting the guest (job: run, $CLOCK clock)"
 out=$BUILD/boot-run
-GUEST_APPEND="${GUEST_APPEND:-} ap.real_rounds=$REAL_ROUNDS" \
+BOOT_CLOCK=$CLOCK GUEST_APPEND="${GUEST_APPEND:-} ap.real_rounds=$REAL_ROUNDS ap.bench=$sections" \
 boot_clean "$OBJ_Y/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$out" run
+logs=$out/results.log
+if [ "$CLOCK" = icount ] && [ -f "$SRC/mm/anon_prefault.c" ]; then
+	step threads "booting the guest (job: threads, wall clock)"
+	BOOT_CLOCK=wall boot_clean "$OBJ_Y/arch/x86/boot/bzImage" \
+		"$BUILD/initramfs.cpio.gz" "$BUILD/boot-threads" threads
+	logs="$logs $BUILD/boot-threads/results.log"
+fi
 
 step report "guest report"
 for s in feature; do
@@ -48,7 +63,8 @@ elif ! grep -q '^data,' "$out/results.log"; then
 	python3 "$TOP/scripts/parse-results.py" --dump bench "$out/results.log" | tail -20
 	die "the guest benchmark produced no data (report: $out/results.log)"
 else
-	python3 "$TOP/scripts/bench-report.py" "$out/results.log" "$BUILD" |
+	# shellcheck disable=SC2086
+	python3 "$TOP/scripts/bench-report.py" $logs "$BUILD" |
 		tee -a "$BUILD/report.txt" ||
 		die "the benchmark report is incomplete or bench-report.py failed (see above)"
 fi

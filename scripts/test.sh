@@ -286,6 +286,7 @@ suites_of() {
 	bulk) echo "$s,anon_prefault,anon_prefault_stress$m" ;;
 	limits) echo "$s,oom,numa" ;;
 	pin) echo "$s,anon_prefault" ;;
+	clock) echo "smoke,clock,bench" ;;
 	esac
 }
 
@@ -319,6 +320,21 @@ if [ $HAS_FEATURE = 1 ] && [ -x "$BUILD/guest/anon_prefault" ] &&
 	GUEST_APPEND="movablecore=50%"; then
 	count_results guest-pin "$BUILD/boot-guest-pin/results.log" \
 		"$(suites_of pin)"
+fi
+
+# make run's instruction clock (QEMU -icount, always TCG): the =y kernel
+# boots on it, the guest clock counts guest instructions (ap_clock), and
+# a short benchmark runs in every mode and reports that clock.
+if [ $HAS_FEATURE = 1 ] &&
+   boot_and_check guest-clock "$OBJ_Y" clock SMP=2 MEM=512M ACCEL=tcg BOOT_CLOCK=icount; then
+	clog=$BUILD/boot-guest-clock/results.log
+	count_results guest-clock "$clog" "$(suites_of clock)"
+	rows=$(tr -d '\r' <"$clog" | grep -c '^data,seq,' || true)
+	if tr -d '\r' <"$clog" | grep -q '^meta,clock,icount$' && [ "$rows" = 14 ]; then
+		pass "guest-clock: the benchmark reports the instruction clock (14 of 14 runs)"
+	else
+		fail "guest-clock: want meta,clock,icount and 14 sequential runs, got $rows runs: $(tr -d '\r' <"$clog" | grep -m1 '^meta,clock,' || echo 'no clock')"
+	fi
 fi
 
 # =n: the kernel boots, the sysctl is absent, the feature's tests SKIP.

@@ -8,7 +8,14 @@
 # order rotates from round to round; after every mode switch a short run
 # (8 MiB) is made and discarded, so that no measured run is the first one
 # after a sysctl flip.
+# $1: the sections to run (default all): seq (sequential write, 1 thread),
+# threads (sequential write, 1..nproc threads), sparse, churn, frag,
+# pressure. make run runs threads in a boot of its own on the wall clock
+# when the others run on the instruction clock (ap.clock=).
 
+SECTIONS=${1:-"seq threads sparse churn frag pressure"}
+CLOCK=$(sed -n 's/.*ap\.clock=\([^ ]*\).*/\1/p' /proc/cmdline)
+CLOCK=${CLOCK:-wall}
 ROUNDS=${AP_ROUNDS:-5}
 SIZE=${AP_SIZE:-64M}
 CHURN=${AP_CHURN:-300}
@@ -33,31 +40,41 @@ if ! [ -f $PF ]; then
 	echo "ok 1 # SKIP vm.anon_prefault not in this kernel"
 	exit 0
 fi
-echo "# bench: $NCPU CPUs, $(grep MemTotal /proc/meminfo | tr -s ' '), size $SIZE per worker, $ROUNDS rounds"
+echo "# bench ($CLOCK clock): $NCPU CPUs, $(grep MemTotal /proc/meminfo | tr -s ' '), size $SIZE per worker, $ROUNDS rounds, sections: $SECTIONS"
 echo "# kernel $(uname -r), sysctl anon_prefault=$(cat $PF) max_pages=$(cat $MAXP)"
 echo "meta,ncpu,$NCPU"
 echo "meta,size,$SIZE"
 echo "meta,rounds,$ROUNDS"
 echo "meta,modes,$MODES"
+echo "meta,clock,$CLOCK"
+echo "meta,sections,$(echo $SECTIONS | tr ' ' ':')"
+
+has() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # Warm-up: the translator is slow on the first round after boot.
 for m in $MODES; do pft_run warmup "$m" 1 0 -m "$SIZE" >/dev/null; done
 
-# Sequential write, 1..nproc threads, modes alternating inside a round.
-r=1
-while [ $r -le "$ROUNDS" ]; do
-	t=1
-	while [ $t -le "$NCPU" ]; do
-		for m in $(rotated "$r" $MODES); do
-			pft_run seq "$m" "$t" "$r" -m "$SIZE" -t "$t"
+# Sequential write: 1 thread (seq), 1..nproc threads (threads); the
+# modes alternate inside a round.
+for sec in seq threads; do
+	has $sec || continue
+	tmax=1
+	[ $sec = threads ] && tmax=$NCPU
+	r=1
+	while [ $r -le "$ROUNDS" ]; do
+		t=1
+		while [ $t -le "$tmax" ]; do
+			for m in $(rotated "$r" $MODES); do
+				pft_run $sec "$m" "$t" "$r" -m "$SIZE" -t "$t"
+			done
+			t=$((t + 1))
 		done
-		t=$((t + 1))
+		r=$((r + 1))
 	done
-	r=$((r + 1))
 done
 
 # Sparse patterns: RSS per touched page is exact, one round is enough.
-for p in stride:2 stride:4 random50; do
+has sparse && for p in stride:2 stride:4 random50; do
 	for m in off on on-max mthp64k mthp64k+on mthp64k+on-max; do
 		pft_run "sparse-$p" "$m" 1 1 -m 16M -p "$p"
 	done
@@ -65,39 +82,44 @@ done
 
 # Fork/exec churn: short-lived programs that touch 256 KiB each.
 r=1
+has churn || r=$((ROUNDS + 1))
 while [ $r -le "$ROUNDS" ]; do
 	for m in $(rotated "$r" off on on-max mthp64k mthp64k+on mthp64k+on-max); do
 		mode "$m" >/dev/null
 		/ap/ap_churn 20 256 >/dev/null 2>&1
 		out=$(/ap/ap_churn "$CHURN" 256) || { echo "# churn failed"; continue; }
-		echo "churn,$m,$r,$(echo "$out" | awk '{print $2","$4","$6","$8}')"
+		echo "churn,$m,$r,$(echo "$out" | awk '{print $2","$4","$6","$8","$10","$12}')"
 	done
 	r=$((r + 1))
 done
 
 # Fragmented memory: every other order-0 page of most of memory is held.
-mode off >/dev/null
-/ap/ap_frag 24 >/tmp/frag.out &
-fpid=$!
-while ! grep -q ready /tmp/frag.out 2>/dev/null; do
-	kill -0 $fpid 2>/dev/null || break
-	sleep 1
-done
-echo "# fragmented: $(cat /tmp/frag.out)"
-r=1
-while [ $r -le "$ROUNDS" ]; do
-	for m in $(rotated "$r" off on mthp64k mthp64k+on); do
-		pft_run frag "$m" 1 "$r" -m "$SIZE"
+frag_section() {
+	mode off >/dev/null
+	/ap/ap_frag 24 >/tmp/frag.out &
+	fpid=$!
+	while ! grep -q ready /tmp/frag.out 2>/dev/null; do
+		kill -0 $fpid 2>/dev/null || break
+		sleep 1
 	done
-	r=$((r + 1))
-done
-kill $fpid
-wait $fpid 2>/dev/null
+	echo "# fragmented: $(cat /tmp/frag.out)"
+	r=1
+	while [ $r -le "$ROUNDS" ]; do
+		for m in $(rotated "$r" off on mthp64k mthp64k+on); do
+			pft_run frag "$m" 1 "$r" -m "$SIZE"
+		done
+		r=$((r + 1))
+	done
+	kill $fpid
+	wait $fpid 2>/dev/null
+}
+has frag && frag_section
 
 # Memory pressure: a holder advises 32 MiB MADV_SEQUENTIAL and writes one
 # page per 64 KiB, then 32 MiB more is written in the same memory cgroup
 # with memory.max 48 MiB (no swap).
 r=1
+has pressure || r=$((ROUNDS + 1))
 while [ $r -le "$ROUNDS" ]; do
 	for m in $(rotated "$r" off on on-max); do
 		mode "$m" >/dev/null

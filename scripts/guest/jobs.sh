@@ -98,8 +98,13 @@ feature_tests() {
 # ap.job=limits: OOM and NUMA placement (small guest with two nodes).
 # ap.job=pin: the functional test's longterm_pin case (a guest booted with
 # a movable zone).
-# ap.job=run: the benchmark, then the real programs (when the initramfs
-# carries them: make run adds them).
+# ap.job=run: the benchmark's sections named by ap.bench= (separated by
+# ':', default all), then the real programs (when the initramfs carries
+# them: make run adds them).
+# ap.job=threads: the benchmark's thread table alone (make run boots it on
+# the wall clock when the run job is on the instruction clock).
+# ap.job=clock: what make test asks of the instruction clock: that it
+# counts instructions (ap_clock) and that the benchmark runs on it.
 # ap.job=locks: the lock profile (CONFIG_LOCK_STAT kernel, make locks).
 run_job() {
 	thp_never
@@ -142,8 +147,17 @@ run_job() {
 	run)
 		suite smoke smoke
 		suite feature feature_report
-		suite bench sh /ap/bench.sh
+		suite bench sh /ap/bench.sh "$(arg bench "" | tr : ' ')"
 		[ -d /ap/real ] && suite real sh /ap/realwork.sh "$(arg real_rounds 3)"
+		;;
+	threads)
+		suite smoke smoke
+		suite bench sh /ap/bench.sh threads
+		;;
+	clock)
+		suite smoke smoke
+		suite clock /ap/ap_clock
+		suite bench env AP_ROUNDS=2 AP_SIZE=8M sh /ap/bench.sh seq
 		;;
 	locks)
 		suite smoke smoke
