@@ -182,7 +182,7 @@ def missing_cells(data, churn, pressure, meta):
     """The (section, mode) cells of the benchmark that produced no data."""
     modes = meta.get('modes', ' '.join(MODES)).split()
     rounds = int(meta.get('rounds', '1'))
-    ncpu = int(meta.get('ncpu', '1'))
+    ncpu = int(meta.get('threads_ncpu', meta.get('ncpu', '1')))
     sections = meta.get('sections', ALL_SECTIONS)
     want = []
     if 'seq' in sections:
@@ -221,8 +221,9 @@ def clock_name(clock):
 
 def read_logs(paths):
     """The benchmark rows of every report in @paths, merged; each data row
-    carries the clock of its boot, meta['clocks'] maps each section to it
-    and meta['sections'] lists the sections run in any of them."""
+    carries the clock of its boot, meta['clocks'] maps each section to it,
+    meta['sections'] lists the sections run in any of them and
+    meta['threads_ncpu'] is the CPU count of the boot that ran threads."""
     data, churn, pressure, meta, notes = [], [], [], {}, []
     sections, clocks = [], {}
     for path in paths:
@@ -237,6 +238,8 @@ def read_logs(paths):
         notes += n
         for k, v in m.items():
             meta.setdefault(k, v)
+        if 'threads' in secs:
+            meta['threads_ncpu'] = m.get('ncpu', '1')
         for sec in secs:
             if sec not in sections:
                 sections.append(sec)
@@ -515,7 +518,8 @@ def main():
     tmodes = seq_report(
         data, 'threads', '\nSequential write, %s per thread, 1 to %s threads,'
         ' medians of %s rounds (%s: the threads run in parallel)'
-        % (meta.get('size', '?'), meta.get('ncpu', '?'), meta.get('rounds', '?'),
+        % (meta.get('size', '?'), meta.get('threads_ncpu', '?'),
+           meta.get('rounds', '?'),
            clock_name(clocks.get('threads', 'wall'))), summary)
 
     sparse = [r for r in data if r['section'].startswith('sparse-')]

@@ -331,13 +331,15 @@ def bench_log(skip=(), cc_sys=None):
         return '0.06,1,1,0.010,0.020,0.030,1000,%.0f,%.4f,%.2f,%s,t' % (
             fpw, flt, rss, pat)
 
-    def head(clock, sections):
-        return ['TAP version 13', '1..1', '# bench: made up', 'meta,ncpu,2',
+    def head(clock, sections, ncpu):
+        return ['TAP version 13', '1..1', '# bench: made up',
+                'meta,ncpu,%d' % ncpu,
                 'meta,size,64M', 'meta,rounds,2',
                 'meta,modes,%s' % ' '.join(SEQ_MODES),
                 'meta,clock,%s' % clock, 'meta,sections,%s' % sections]
-    lines = head('icount', 'seq:sparse:churn:frag:pressure')
-    threads = head('wall', 'threads')
+    # The instruction-clock boot has one CPU, the thread boot two.
+    lines = head('icount', 'seq:sparse:churn:frag:pressure', 1)
+    threads = head('wall', 'threads', 2)
     for r in (1, 2):
         for m in SEQ_MODES:
             fpw, flt = SEQ[m]

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # make run: build the patched kernel (=y), boot it in QEMU, run the
 # benchmark job in the guest and print its report. The measured boot runs
-# on CLOCK (run_clock: the instruction clock under TCG); the thread table
-# needs virtual CPUs that run in parallel and gets a boot of its own on
-# the wall clock when CLOCK is icount.
+# on CLOCK (run_clock: the instruction clock under TCG, with one virtual
+# CPU); the thread table needs SMP virtual CPUs that run in parallel and
+# gets a boot of its own on the wall clock when CLOCK is icount.
 . "$(dirname "$0")/lib.sh"
 
 REAL_ROUNDS=${REAL_ROUNDS:-3}
@@ -28,7 +28,7 @@ rm -rf "$BUILD/guest"
 build_guest_programs "$OBJ_Y" "$BUILD/guest"
 REAL=0
 if [ -f "$SRC/mm/anon_prefault.c" ] && [ "${AP_REAL:-1}" != 0 ]; then
-	step real "preprocessing the compiler workload ($REAL_CC_FILES)"
+	step real "preprocessing the compiler workload ($(echo $REAL_CC_FILES))"
 	python3 "$TOP/scripts/real-prep.py" "$OBJ_Y" "$BUILD/guest/real/cc" $REAL_CC_FILES ||
 		die "cannot prepare the compiler workload"
 	REAL=1
@@ -40,9 +40,14 @@ make_initramfs "$BUILD/guest" "$BUILD/initramfs.cpio.gz" \
 # the wall clock.
 sections=seq:sparse:churn:frag:pressure
 [ "$CLOCK" = wall ] && sections=$sections:threads
-step boot "booting the guest (job: run, $CLOCK clock)"
+# On the instruction clock the measured boot has one virtual CPU: with
+# several, they take turns on one host thread, and a task's CPU time
+# (rusage) would also count the other CPUs' turns.
+msmp=$SMP
+[ "$CLOCK" = icount ] && msmp=1
+step boot "booting the guest (job: run, $CLOCK clock, $msmp CPU(s))"
 out=$BUILD/boot-run
-BOOT_CLOCK=$CLOCK GUEST_APPEND="${GUEST_APPEND:-} ap.real_rounds=$REAL_ROUNDS ap.bench=$sections" \
+SMP=$msmp BOOT_CLOCK=$CLOCK GUEST_APPEND="${GUEST_APPEND:-} ap.real_rounds=$REAL_ROUNDS ap.bench=$sections" \
 boot_clean "$OBJ_Y/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$out" run
 logs=$out/results.log
 if [ "$CLOCK" = icount ] && [ -f "$SRC/mm/anon_prefault.c" ]; then

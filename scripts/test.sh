@@ -322,11 +322,12 @@ if [ $HAS_FEATURE = 1 ] && [ -x "$BUILD/guest/anon_prefault" ] &&
 		"$(suites_of pin)"
 fi
 
-# make run's instruction clock (QEMU -icount, always TCG): the =y kernel
-# boots on it, the guest clock counts guest instructions (ap_clock), and
-# a short benchmark runs in every mode and reports that clock.
+# make run's instruction clock (QEMU -icount, always TCG, one virtual
+# CPU as make run boots it): the =y kernel boots on it, the guest clock
+# counts guest instructions (ap_clock), and a short benchmark runs in
+# every mode and reports that clock.
 if [ $HAS_FEATURE = 1 ] &&
-   boot_and_check guest-clock "$OBJ_Y" clock SMP=2 MEM=512M ACCEL=tcg BOOT_CLOCK=icount; then
+   boot_and_check guest-clock "$OBJ_Y" clock SMP=1 MEM=512M ACCEL=tcg BOOT_CLOCK=icount; then
 	clog=$BUILD/boot-guest-clock/results.log
 	count_results guest-clock "$clog" "$(suites_of clock)"
 	rows=$(tr -d '\r' <"$clog" | grep -c '^data,seq,' || true)
