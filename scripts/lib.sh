@@ -97,10 +97,33 @@ prepare_src() {
 	[ "$(cat "$SRC/.ap-stamp" 2>/dev/null)" = "$stamp" ] && return 0
 	step apply "copying the pristine tree and applying the series"
 	copy_tree "$1" "$SRC"
+	local ver rc
+	ver=$(make -s -C "$1" kernelversion)
 	for p in $(series_patches); do
-		quilt_push_one || die "$p does not apply cleanly (see $BUILD/quilt-push.log)"
+		quilt_push_one
+		rc=$?
+		[ $rc = 2 ] && offsets_allowed "$ver" && rc=0
+		[ $rc = 0 ] || die "$p does not apply cleanly (see $BUILD/quilt-push.log)"
 	done
 	echo "$stamp" >"$SRC/.ap-stamp"
+}
+
+# The kernel version the series was exported on (the first line of
+# series, written by make export); empty when it does not say.
+series_base() {
+	sed -n '1s/^# anon-prefault series on Linux \([0-9][0-9.]*\);.*/\1/p' \
+		"${1:-$TOP/series}"
+}
+
+# offsets_allowed TREE_VERSION [SERIES]: whether the patches may apply
+# with offsets to a tree of TREE_VERSION. Only to another point release
+# than the one the series was exported on (Debian's linux-source moved
+# on; make tree && make export refreshes the series), never to that one
+# itself; fuzz never (quilt push --fuzz=0 refuses it).
+offsets_allowed() {
+	local base
+	base=$(series_base "${2:-}")
+	[ -n "$base" ] && [ "$1" != "$base" ]
 }
 
 # $1 = directory, $2 = MiB it needs free.
