@@ -641,7 +641,9 @@ boot_guest() {
 		cat "$out/qemu.log" >&2
 		return $rc
 	fi
-	if ! tr -d '\r' <"$out/results.log" | grep -q '^@@AP DONE'; then
+	# grep -c reads to the end: grep -q could stop early and, under
+	# pipefail, fail the pipeline through tr's SIGPIPE.
+	if ! tr -d '\r' <"$out/results.log" | grep -c '^@@AP DONE' >/dev/null; then
 		printf 'guest stopped before reporting DONE; last 50 console lines:\n' >&2
 		tail -n 50 "$out/console.log" >&2
 		return 1
