@@ -4,8 +4,8 @@
 
 Usage: bench-report.py RESULTS_LOG... OUTDIR
 Reads the "bench" suite of each guest report (make run's measured boot,
-and the thread table's boot when that one ran on the instruction clock;
-each names its clock), prints per mode the seed-style tables of the
+and the wall-clock boot of the thread table when the measured one ran on
+the instruction clock; each names its clock), prints per mode the seed-style tables of the
 sequential write with 1 thread (section seq) and with 1..nproc threads
 (section threads), each saying which clock timed it (medians over rounds),
 a summary with the median of the per-round ratios to "off" (min-max,
