@@ -1234,19 +1234,47 @@ static const char *cgroup_setup(void)
 	return NULL;
 }
 
+/* The cgroups removed but not yet freed, or -1. */
+static long cgroup_dying(void)
+{
+	static const char key[] = "nr_dying_descendants ";
+	char buf[1024], *s;
+
+	if (ap_read_file(CGROUP_ROOT "/cgroup.stat", buf, sizeof(buf)))
+		return -1;
+	s = strstr(buf, key);
+	return s ? strtol(s + strlen(key), NULL, 10) : -1;
+}
+
+/*
+ * Remove CGROUP_LEAF and CGROUP_TEST, then wait (two seconds at most)
+ * until they are freed: a memory cgroup going offline drains the per-cpu
+ * charge stock of every CPU that held some of it, whatever that stock
+ * holds by the time the drain runs, and so would take back the stock of a
+ * cgroup created meanwhile (memcg_high and memcg_high_cpus depend on it).
+ */
 static void cgroup_remove(void)
 {
+	long dying = cgroup_dying();
 	int i;
 
 	for (i = 0; i < 200; i++) {
 		if (rmdir(CGROUP_LEAF) && errno != ENOENT)
 			goto retry;
 		if (!rmdir(CGROUP_TEST) || errno == ENOENT)
-			return;
+			break;
 retry:
 		usleep(10000);
 	}
-	ksft_print_msg("cannot remove %s: %s\n", CGROUP_TEST, strerror(errno));
+	if (i == 200) {
+		ksft_print_msg("cannot remove %s: %s\n", CGROUP_TEST,
+			       strerror(errno));
+		return;
+	}
+	for (i = 0; i < 200 && cgroup_dying() > dying; i++)
+		usleep(10000);
+	if (i == 200)
+		ksft_print_msg("removed cgroups not freed after 2 s\n");
 }
 
 static long memcg_events(const char *key)
@@ -1430,26 +1458,41 @@ static void test_memcg(const char *name)
 	ksft_test_result(ok, "%s\n", name);
 }
 
-#define MH_PAGES	256	/* the writer's region */
+#define MH_PAGES	256	/* a writer's region */
 #define MH_WRITTEN	24	/* pages it writes */
 #define MH_SLACK	32	/* memory.high above memory.current, pages */
+#define MH_TRIES	4	/* runs under the limit, at most */
+#define MH_WRITERS	4	/* writers of memcg_high_cpus, at most */
+#define MH_BATCH	64	/* the kernel's MEMCG_CHARGE_BATCH */
+#define MH_ROOM		20	/* room below memory.high less MH_BATCH, pages */
+
+/* The CPU the next writer runs on; -1: the one it starts on. */
+static int mh_cpu = -1;
+
+/* What a writer reports once it has written. */
+struct mh_report {
+	unsigned long populated;	/* pages of its region populated */
+	long faults;			/* page faults its write took */
+};
 
 /*
  * Child: join the leaf cgroup, map the region, say so on @ready, write
- * MH_WRITTEN pages when told on @go, then report on @ready how many pages
- * of the region are populated. It stays on one CPU: a memory cgroup
- * charges pages from a per-cpu stock refilled 64 pages at a time, and a
- * refill on another CPU would take the cgroup above memory.high by itself.
+ * MH_WRITTEN pages when told on @go, report on @ready how many pages of
+ * the region are populated and how many faults the write took, and exit
+ * on a byte or the end of @go. It stays on one CPU (mh_cpu): a memory
+ * cgroup charges pages from a per-cpu stock refilled MH_BATCH pages at a
+ * time, and a refill on another CPU would take the cgroup above
+ * memory.high by itself.
  */
 static void memcg_high_child(int ready, int go)
 {
+	struct mh_report rep;
 	cpu_set_t cpus;
-	unsigned long n;
 	char c = 0;
 	char *p;
 
 	CPU_ZERO(&cpus);
-	CPU_SET(sched_getcpu(), &cpus);
+	CPU_SET(mh_cpu >= 0 ? mh_cpu : sched_getcpu(), &cpus);
 	if (sched_setaffinity(0, sizeof(cpus), &cpus))
 		_exit(6);
 	join_cgroup(CGROUP_LEAF);
@@ -1461,49 +1504,109 @@ static void memcg_high_child(int ready, int go)
 	reset_prediction();
 	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
 		_exit(4);
+	rep.faults = minflt(RUSAGE_SELF);
 	write_seq(p, 0, MH_WRITTEN);
-	n = count_populated(p, 0, MH_PAGES);
-	if (write(ready, &n, sizeof(n)) != sizeof(n))
+	rep.faults = minflt(RUSAGE_SELF) - rep.faults;
+	rep.populated = count_populated(p, 0, MH_PAGES);
+	if (write(ready, &rep, sizeof(rep)) != sizeof(rep) ||
+	    read(go, &c, 1) < 0)
 		_exit(5);
 	_exit(0);
 }
 
-/*
- * One run of memcg_high: the writer in CGROUP_LEAF, memory.high of its
- * parent CGROUP_TEST MH_SLACK pages above memory.current when @limit is
- * set. Returns the populated pages of the writer's region, or -1; the
- * parent's "high" events in @high.
- */
-static long memcg_high_run(int enable, bool limit, long *high)
-{
-	unsigned long n = 0;
-	struct hs_child c;
-	char buf[64];
-	int status;
-	long cur;
+struct mh_run {
+	long populated;		/* pages of the region populated, or -1 */
+	long high;		/* "high" events of CGROUP_TEST */
+	bool moved;		/* memory.current moved during the write */
+};
 
+static long memcg_current(void)
+{
+	char buf[64];
+
+	if (ap_read_file(CGROUP_TEST "/memory.current", buf, sizeof(buf)))
+		ksft_exit_fail_perror("read memory.current");
+	return strtol(buf, NULL, 10);
+}
+
+/* CGROUP_TEST with the memory controller for CGROUP_LEAF; prefault @enable. */
+static void mh_cgroups(int enable)
+{
 	set_prefault(enable, DEF_MAX_PAGES);
 	cgroup_remove();
 	if (mkdir(CGROUP_TEST, 0755) ||
 	    ap_write_file(CGROUP_TEST "/cgroup.subtree_control", "+memory") ||
 	    mkdir(CGROUP_LEAF, 0755))
 		ksft_exit_fail_perror("creating " CGROUP_LEAF);
+}
+
+/* memory.high of CGROUP_TEST @pages above its usage; returns the usage. */
+static long mh_set_high(long pages)
+{
+	long cur = memcg_current();
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%ld", cur + pages * (long)pagesize);
+	if (ap_write_file(CGROUP_TEST "/memory.high", buf))
+		ksft_exit_fail_msg("cannot set memory.high\n");
+	return cur;
+}
+
+/*
+ * One run of memcg_high: the writer in CGROUP_LEAF, memory.high of its
+ * parent CGROUP_TEST MH_SLACK pages above memory.current when @limit is
+ * set. Under the limit, memory.current is read again once the writer has
+ * reported and before it exits: the writer's charges come out of the
+ * stock its CPU holds for the leaf, so while no page is mapped ahead
+ * memory.current stays where it was. It moves when that stock is drained
+ * during the write (an offline of a cgroup removed earlier drains every
+ * CPU that held a stock of it, whatever the stock holds when the work
+ * runs); the refill after it takes up to 64 pages at once, above
+ * memory.high, and counts "high" events that no charge of the run caused.
+ */
+static struct mh_run memcg_high_run(int enable, bool limit)
+{
+	struct mh_run r = { .populated = -1 };
+	struct mh_report rep;
+	struct hs_child c;
+	long cur = 0;
+	int status;
+
+	mh_cgroups(enable);
 	c = hs_fork(memcg_high_child, "memcg_high");
-	if (limit) {
-		if (ap_read_file(CGROUP_TEST "/memory.current", buf, sizeof(buf)))
-			ksft_exit_fail_perror("read memory.current");
-		cur = strtol(buf, NULL, 10);
-		snprintf(buf, sizeof(buf), "%ld", cur + MH_SLACK * (long)pagesize);
-		if (ap_write_file(CGROUP_TEST "/memory.high", buf))
-			ksft_exit_fail_msg("cannot set memory.high\n");
-	}
-	if (write(c.go, "g", 1) != 1 ||
-	    read(c.ready, &n, sizeof(n)) != sizeof(n))
-		n = -1;
+	if (limit)
+		cur = mh_set_high(MH_SLACK);
+	rep.populated = -1;
+	if (write(c.go, "g", 1) == 1 &&
+	    read(c.ready, &rep, sizeof(rep)) == sizeof(rep))
+		r.moved = limit && memcg_current() != cur;
 	status = hs_wait(&c);
-	*high = memcg_events("high");
+	r.high = memcg_events("high");
 	cgroup_remove();
-	return WIFEXITED(status) && !WEXITSTATUS(status) ? (long)n : -1;
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		r.populated = rep.populated;
+	return r;
+}
+
+/*
+ * A run under the limit, run again (MH_TRIES times at most) while
+ * memory.current moved during it: such a run's "high" events say nothing
+ * of prefault. Pages populated beyond those written end it at once.
+ */
+static struct mh_run memcg_high_limited(const char *name, int enable)
+{
+	struct mh_run r;
+	int i;
+
+	for (i = 0; i < MH_TRIES; i++) {
+		r = memcg_high_run(enable, true);
+		if (!r.moved || r.populated != MH_WRITTEN)
+			break;
+		tmsg(name,
+		     "anon_prefault=%d: memory.current moved during the write (%ld high events); run again\n",
+		     enable, r.high);
+	}
+	return r;
 }
 
 /*
@@ -1517,7 +1620,7 @@ static long memcg_high_run(int enable, bool limit, long *high)
  */
 static void test_memcg_high(const char *name)
 {
-	long n_on, n_free, n_off, high_on, high_free, high_off;
+	struct mh_run on, unlimited, off;
 	const char *err;
 	struct seq_model m;
 	bool ok = true;
@@ -1527,23 +1630,135 @@ static void test_memcg_high(const char *name)
 		ksft_test_result_skip("%s: %s\n", name, err);
 		return;
 	}
-	n_on = memcg_high_run(1, true, &high_on);
-	n_free = memcg_high_run(1, false, &high_free);
-	n_off = memcg_high_run(0, true, &high_off);
+	on = memcg_high_limited(name, 1);
+	unlimited = memcg_high_run(1, false);
+	off = memcg_high_limited(name, 0);
 	set_prefault(1, DEF_MAX_PAGES);
 	m = model_seq(NULL, MH_PAGES, 0, MH_WRITTEN, DEF_MAX_PAGES, false);
 	tmsg(name,
 	     "%d pages written: populated %ld with prefault under memory.high, %ld without the limit, %ld with prefault off; high events %ld, %ld, %ld\n",
-	     MH_WRITTEN, n_on, n_free, n_off, high_on, high_free, high_off);
-	if (n_on != MH_WRITTEN || n_off != MH_WRITTEN ||
-	    n_free != (long)m.end) {
+	     MH_WRITTEN, on.populated, unlimited.populated, off.populated,
+	     on.high, unlimited.high, off.high);
+	if (on.populated != MH_WRITTEN || off.populated != MH_WRITTEN ||
+	    unlimited.populated != (long)m.end) {
 		tmsg(name, "expected %d, %lu and %d pages populated\n",
 		     MH_WRITTEN, m.end, MH_WRITTEN);
 		ok = false;
-	}
-	if (high_on > high_off) {
+	} else if (on.moved || off.moved) {
+		tmsg(name, "memory.current moved during the write in %d runs with prefault %s\n",
+		     MH_TRIES, on.moved ? "on" : "off");
+		ok = false;
+	} else if (on.high > off.high) {
 		tmsg(name, "more high events with prefault (%ld) than without (%ld)\n",
-		     high_on, high_off);
+		     on.high, off.high);
+		ok = false;
+	}
+	ksft_test_result(ok, "%s\n", name);
+}
+
+/*
+ * One run of memcg_high_cpus: @nw writers, one on each CPU of @cpus, told to
+ * write at once. Returns the pages they mapped ahead together (populated
+ * less faults), or -1 if a writer failed; in @moved whether memory.current
+ * moved by anything else than those pages meanwhile.
+ */
+static long memcg_high_cpus_run(const char *name, int nw, const int *cpus,
+				bool *moved)
+{
+	struct hs_child c[MH_WRITERS];
+	struct mh_report rep;
+	long cur, ahead = 0;
+	int i, status;
+
+	mh_cgroups(1);
+	for (i = 0; i < nw; i++) {
+		mh_cpu = cpus[i];
+		c[i] = hs_fork(memcg_high_child, name);
+	}
+	mh_cpu = -1;
+	cur = mh_set_high(MH_BATCH + MH_ROOM);
+	for (i = 0; i < nw; i++)
+		if (write(c[i].go, "g", 1) != 1)
+			ahead = -1;
+	for (i = 0; i < nw; i++) {
+		if (read(c[i].ready, &rep, sizeof(rep)) != sizeof(rep) ||
+		    rep.faults < 1 || rep.populated < MH_WRITTEN ||
+		    rep.populated < (unsigned long)rep.faults) {
+			tmsg(name, "writer %d on CPU %d reported nothing sound\n",
+			     i, cpus[i]);
+			ahead = -1;
+		} else if (ahead >= 0) {
+			ahead += rep.populated - rep.faults;
+		}
+	}
+	*moved = ahead >= 0 && memcg_current() - cur != ahead * (long)pagesize;
+	/*
+	 * A byte on @go each, not the end of the pipe: every writer holds the
+	 * write ends of the pipes of the writers forked before it.
+	 */
+	for (i = 0; i < nw; i++)
+		if (write(c[i].go, "x", 1) != 1)
+			ahead = -1;
+	for (i = 0; i < nw; i++) {
+		status = hs_wait(&c[i]);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			ahead = -1;
+	}
+	cgroup_remove();
+	return ahead;
+}
+
+/*
+ * Concurrent windows near memory.high: writers on several CPUs, in one
+ * cgroup whose parent's memory.high is MH_BATCH + MH_ROOM pages above its
+ * usage, write at once. Each writer's faulting pages come out of the
+ * charge stock of its CPU, filled before the write, so memory.current
+ * moves only by the pages mapped ahead, and those may together take the
+ * MH_ROOM pages that keep the cgroup a charge batch below memory.high and
+ * no more, however their charges interleave (a check of the room made
+ * before the charge lets each writer take the same room). A run in which
+ * memory.current moved by anything else (a stock drained or refilled)
+ * says nothing of the bound and is run again, MH_TRIES times at most.
+ */
+static void test_memcg_high_cpus(const char *name)
+{
+	int cpus[MH_WRITERS], nw = 0, i, cpu;
+	bool moved = false;
+	long ahead = -1;
+	cpu_set_t mask;
+	const char *err;
+	bool ok = true;
+
+	err = cgroup_setup();
+	if (err) {
+		ksft_test_result_skip("%s: %s\n", name, err);
+		return;
+	}
+	if (sched_getaffinity(0, sizeof(mask), &mask))
+		ksft_exit_fail_perror("sched_getaffinity");
+	for (cpu = 0; cpu < CPU_SETSIZE && nw < MH_WRITERS; cpu++)
+		if (CPU_ISSET(cpu, &mask))
+			cpus[nw++] = cpu;
+	for (i = 0; i < MH_TRIES; i++) {
+		ahead = memcg_high_cpus_run(name, nw, cpus, &moved);
+		tmsg(name,
+		     "%d writers of %d pages each, %d pages of room: %ld mapped ahead%s\n",
+		     nw, MH_WRITTEN, MH_ROOM, ahead,
+		     moved ? ", memory.current moved by something else" : "");
+		if (ahead < 0 || !moved)
+			break;
+	}
+	set_prefault(1, DEF_MAX_PAGES);
+	if (ahead < 0) {
+		tmsg(name, "a writer failed\n");
+		ok = false;
+	} else if (moved) {
+		tmsg(name, "memory.current moved by something else in %d runs\n",
+		     MH_TRIES);
+		ok = false;
+	} else if (ahead > MH_ROOM) {
+		tmsg(name, "%ld pages mapped ahead into %d pages of room\n",
+		     ahead, MH_ROOM);
 		ok = false;
 	}
 	ksft_test_result(ok, "%s\n", name);
@@ -3157,6 +3372,7 @@ static const struct {
 	{ "uffd_missing",	test_uffd_missing },
 	{ "memcg",		test_memcg },
 	{ "memcg_high",		test_memcg_high },
+	{ "memcg_high_cpus",	test_memcg_high_cpus },
 	{ "threads",		test_threads },
 	{ "sysctl_input",	test_sysctl_input },
 	{ "vmstat",		test_vmstat },
