@@ -14,8 +14,7 @@
 # when the others run on the instruction clock (ap.clock=).
 
 SECTIONS=${1:-"seq threads sparse churn frag pressure"}
-CLOCK=$(sed -n 's/.*ap\.clock=\([^ ]*\).*/\1/p' /proc/cmdline)
-CLOCK=${CLOCK:-wall}
+CLOCK=${AP_CLOCK:-wall}
 ROUNDS=${AP_ROUNDS:-5}
 SIZE=${AP_SIZE:-64M}
 CHURN=${AP_CHURN:-300}
@@ -81,17 +80,19 @@ has sparse && for p in stride:2 stride:4 random50; do
 done
 
 # Fork/exec churn: short-lived programs that touch 256 KiB each.
-r=1
-has churn || r=$((ROUNDS + 1))
-while [ $r -le "$ROUNDS" ]; do
-	for m in $(rotated "$r" off on on-max mthp64k mthp64k+on mthp64k+on-max); do
-		mode "$m" >/dev/null
-		/ap/ap_churn 20 256 >/dev/null 2>&1
-		out=$(/ap/ap_churn "$CHURN" 256) || { echo "# churn failed"; continue; }
-		echo "churn,$m,$r,$(echo "$out" | awk '{print $2","$4","$6","$8","$10","$12}')"
+churn_section() {
+	r=1
+	while [ $r -le "$ROUNDS" ]; do
+		for m in $(rotated "$r" off on on-max mthp64k mthp64k+on mthp64k+on-max); do
+			mode "$m" >/dev/null
+			/ap/ap_churn 20 256 >/dev/null 2>&1
+			out=$(/ap/ap_churn "$CHURN" 256) || { echo "# churn failed"; continue; }
+			echo "churn,$m,$r,$(echo "$out" | awk '{print $2","$4","$6","$8","$10","$12}')"
+		done
+		r=$((r + 1))
 	done
-	r=$((r + 1))
-done
+}
+has churn && churn_section
 
 # Fragmented memory: every other order-0 page of most of memory is held.
 frag_section() {
@@ -118,15 +119,17 @@ has frag && frag_section
 # Memory pressure: a holder advises 32 MiB MADV_SEQUENTIAL and writes one
 # page per 64 KiB, then 32 MiB more is written in the same memory cgroup
 # with memory.max 48 MiB (no swap).
-r=1
-has pressure || r=$((ROUNDS + 1))
-while [ $r -le "$ROUNDS" ]; do
-	for m in $(rotated "$r" off on on-max); do
-		mode "$m" >/dev/null
-		out=$(/ap/ap_pressure 48 32 32) || { echo "# pressure failed: $m"; continue; }
-		echo "pressure,$m,$r,$(echo "$out" | awk '{print $2","$4","$6","$8","$10}')"
+pressure_section() {
+	r=1
+	while [ $r -le "$ROUNDS" ]; do
+		for m in $(rotated "$r" off on on-max); do
+			mode "$m" >/dev/null
+			out=$(/ap/ap_pressure 48 32 32) || { echo "# pressure failed: $m"; continue; }
+			echo "pressure,$m,$r,$(echo "$out" | awk '{print $2","$4","$6","$8","$10}')"
+		done
+		r=$((r + 1))
 	done
-	r=$((r + 1))
-done
+}
+has pressure && pressure_section
 mode on >/dev/null
 echo "ok 1 benchmark finished"

@@ -90,12 +90,12 @@ for w in $WORKLOADS; do mkdir -p $W/$w; done
 cp /ap/real/cc/* $W/cc/
 /ap/ap_real -g "$SORT_MIB" >$W/sort.in
 /ap/ap_real -g "$XZ_MIB" >$W/xz.in
-CLOCK=$(sed -n 's/.*ap\.clock=\([^ ]*\).*/\1/p' /proc/cmdline)
+CLOCK=${AP_CLOCK:-wall}
 echo "# real ($CLOCK clock): $NCPU CPUs, $ROUNDS rounds, modes $MODES;" \
 	"cc: $(ls $W/cc/*.i | wc -l) files, sh: $SH_CHECKS checks x $REPS_sh," \
 	"py: $PY_RECORDS records x $REPS_py, sort: $SORT_MIB MiB x $REPS_sort," \
 	"xz: $XZ_MIB MiB x $REPS_xz"
-echo "meta,real_clock,${CLOCK:-wall}"
+echo "meta,real_clock,$CLOCK"
 echo "meta,real_rounds,$ROUNDS"
 echo "meta,real_modes,$MODES"
 echo "meta,real_workloads,$WORKLOADS"
