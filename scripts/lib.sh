@@ -340,29 +340,60 @@ patch_files() {
 		-e 's|^--- a/\([^[:space:]]*\).*|\1|p' "$1" | sort -u
 }
 
-# $1 = object dir. Builds bzImage; a compiler warning in any file the series
-# touches is an error. A failed build leaves no bzImage behind, so that no
-# later step boots the kernel of an earlier build.
-build_kernel() {
+# $1 = object dir, $2... = make targets, built into $1/build.log; a
+# compiler warning in any file the series touches is an error.
+make_targets() {
 	local obj=$1 f pat=""
 	local cc="gcc"
+	shift
 	command -v ccache >/dev/null && cc="ccache gcc"
-	make -C "$SRC" O="$obj" -j"$JOBS" CC="$cc" bzImage >"$obj/build.log" 2>&1
-	local rc=$?
-	if [ $rc -ne 0 ]; then
+	if ! make -C "$SRC" O="$obj" -j"$JOBS" CC="$cc" "$@" >"$obj/build.log" 2>&1; then
 		grep -E 'error|Error' "$obj/build.log" | head -30 >&2
-		rm -f "$obj/arch/x86/boot/bzImage"
 		return 1
 	fi
 	for f in $(series_files); do
 		case $f in *.c|*.h) pat="$pat|$(printf '%s' "$f" | sed 's/[.]/[.]/g')" ;; esac
 	done
-	if [ -n "$pat" ] &&
-	   grep -E "(^|/)(${pat#|}):[0-9]+(:[0-9]+)?: warning:" "$obj/build.log" >&2; then
-		rm -f "$obj/arch/x86/boot/bzImage"
-		return 1
-	fi
-	return 0
+	! { [ -n "$pat" ] &&
+	    grep -E "(^|/)(${pat#|}):[0-9]+(:[0-9]+)?: warning:" "$obj/build.log" >&2; }
+}
+
+# $1 = object dir. Builds bzImage (make_targets). A failed build leaves no
+# bzImage behind, so that no later step boots the kernel of an earlier
+# build.
+build_kernel() {
+	make_targets "$1" bzImage && return 0
+	rm -f "$1/arch/x86/boot/bzImage"
+	return 1
+}
+
+# $1 = patch file: the objects to compile with CONFIG_ANON_PREFAULT=n once
+# it is applied: the kernel C files it changes and the series' kernel C
+# files that include a header it changes, each only if the base tree has
+# it (files the series adds are built only with =y) and the =y build
+# compiled it ($OBJ_Y: the test config builds it).
+patch_objects_n() {
+	local f c h
+	for f in $(patch_files "$1"); do
+		case $f in
+		tools/*|scripts/*|Documentation/*) ;;
+		*.c) echo "$f" ;;
+		include/*.h)
+			h=${f#include/}
+			for c in $(series_files); do
+				case $c in *.c) grep -qs "#include <$h>" "$SRC/$c" && echo "$c" ;; esac
+			done ;;
+		*.h)
+			h=$(basename "$f")
+			for c in $(series_files); do
+				case $c in "$(dirname "$f")"/*.c)
+					grep -qs "#include \"$h\"" "$SRC/$c" && echo "$c" ;;
+				esac
+			done ;;
+		esac
+	done | sort -u | while read -r c; do
+		[ -f "$PRISTINE/$c" ] && [ -f "$OBJ_Y/${c%.c}.o" ] && echo "${c%.c}.o"
+	done
 }
 
 # Statically built test programs for the guest: the kselftests the series

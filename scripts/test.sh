@@ -128,6 +128,7 @@ OBJ_D=$BUILD/obj-debug
 # builds and the guests' vCPUs come first. Each build leaves its exit
 # status in $BUILD/bg-NAME.rc and its progress in $BUILD/bg-builds.log.
 SRC_TOP=$BUILD/src-top
+OBJ_NP=$BUILD/obj-n-patches
 step build-bg "copying the patched tree to $SRC_TOP, the =n and debug builds start in the background (log: $BUILD/bg-builds.log)"
 rm -rf "$OBJ_N" "$OBJ_D" "$SRC_TOP" "$BUILD"/bg-*.rc
 cp -a "$SRC" "$SRC_TOP" || die "cannot copy $SRC to $SRC_TOP"
@@ -151,8 +152,9 @@ cp -a "$SRC" "$SRC_TOP" || die "cannot copy $SRC to $SRC_TOP"
 BG_BUILDS=$!
 AP_BGPIDS="$AP_BGPIDS $BG_BUILDS"
 
-# 4. Build after every patch with =y (incremental), and the top with =n.
-step build "building after each of $NPATCH patches (CONFIG_ANON_PREFAULT=y)"
+# 4. Build after every patch with =y (incremental) and compile what it
+# changes with =n; the =n kernel of the top is built in the background.
+step build "building after each of $NPATCH patches (CONFIG_ANON_PREFAULT=y; its objects =n)"
 (cd "$SRC" && quilt pop -a -q >/dev/null 2>&1)
 i=0
 if [ "$NPATCH" = 0 ]; then
@@ -184,7 +186,7 @@ for p in $PATCHES; do
 		fi
 		continue
 	fi
-	step "build-$i" "$p (=y)"
+	step "build-$i" "$p (=y, and its objects =n)"
 	configure_kernel "$OBJ_Y" y
 	kernel_at=$i
 	if build_kernel "$OBJ_Y"; then
@@ -193,6 +195,19 @@ for p in $PATCHES; do
 	else
 		kernel_ok=0
 		fail "build: $i/$NPATCH $p (=y) does not build (see $OBJ_Y/build.log)"
+		continue
+	fi
+	# The same patch with CONFIG_ANON_PREFAULT=n: the objects it can
+	# change (patch_objects_n), compiled in a tree of their own; the =n
+	# kernel itself is linked at the top of the series (background).
+	objs=$(patch_objects_n "$TOP/patches/$p")
+	[ -n "$objs" ] || continue
+	configure_kernel "$OBJ_NP" n
+	# shellcheck disable=SC2086
+	if make_targets "$OBJ_NP" $objs; then
+		pass "build: $i/$NPATCH $p (=n): ${objs//$'\n'/ }"
+	else
+		fail "build: $i/$NPATCH $p (=n): ${objs//$'\n'/ } (see $OBJ_NP/build.log)"
 	fi
 done
 cp "$OBJ_Y/build.log" "$BUILD/build-y.log" 2>/dev/null
