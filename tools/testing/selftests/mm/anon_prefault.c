@@ -1290,6 +1290,15 @@ static long memcg_events(const char *key)
 	return -1;
 }
 
+static long memcg_current(void)
+{
+	char buf[64];
+
+	if (ap_read_file(CGROUP_TEST "/memory.current", buf, sizeof(buf)))
+		ksft_exit_fail_perror("read memory.current");
+	return strtol(buf, NULL, 10);
+}
+
 /* Child: join the cgroup @dir, or exit with status 2. */
 static void join_cgroup(const char *dir)
 {
@@ -1421,9 +1430,7 @@ static void test_memcg(const char *name)
 		if (mkdir(CGROUP_TEST, 0755))
 			ksft_exit_fail_perror("mkdir " CGROUP_TEST);
 		c = hs_fork(memcg_child, "memcg");
-		if (ap_read_file(CGROUP_TEST "/memory.current", buf, sizeof(buf)))
-			ksft_exit_fail_perror("read memory.current");
-		cur = strtol(buf, NULL, 10);
+		cur = memcg_current();
 		snprintf(buf, sizeof(buf), "%ld",
 			 cur + (long)((pages + tables + MC_SLACK) * pagesize));
 		if (ap_write_file(CGROUP_TEST "/memory.max", buf)) {
@@ -1519,15 +1526,6 @@ struct mh_run {
 	long high;		/* "high" events of CGROUP_TEST */
 	bool moved;		/* memory.current moved during the write */
 };
-
-static long memcg_current(void)
-{
-	char buf[64];
-
-	if (ap_read_file(CGROUP_TEST "/memory.current", buf, sizeof(buf)))
-		ksft_exit_fail_perror("read memory.current");
-	return strtol(buf, NULL, 10);
-}
 
 /* CGROUP_TEST with the memory controller for CGROUP_LEAF; prefault @enable. */
 static void mh_cgroups(int enable)
@@ -1646,7 +1644,8 @@ static void test_memcg_high(const char *name)
 		ok = false;
 	} else if (on.moved || off.moved) {
 		tmsg(name, "memory.current moved during the write in %d runs with prefault %s\n",
-		     MH_TRIES, on.moved ? "on" : "off");
+		     MH_TRIES, on.moved && off.moved ? "on and off" :
+		     on.moved ? "on" : "off");
 		ok = false;
 	} else if (on.high > off.high) {
 		tmsg(name, "more high events with prefault (%ld) than without (%ld)\n",
