@@ -373,19 +373,20 @@ build_kernel() {
 # it (files the series adds are built only with =y) and the =y build
 # compiled it ($OBJ_Y: the test config builds it).
 patch_objects_n() {
-	local f c h
+	local f c h files
+	files=$(series_files)
 	for f in $(patch_files "$1"); do
 		case $f in
 		tools/*|scripts/*|Documentation/*) ;;
 		*.c) echo "$f" ;;
 		include/*.h)
 			h=${f#include/}
-			for c in $(series_files); do
+			for c in $files; do
 				case $c in *.c) grep -qs "#include <$h>" "$SRC/$c" && echo "$c" ;; esac
 			done ;;
 		*.h)
 			h=$(basename "$f")
-			for c in $(series_files); do
+			for c in $files; do
 				case $c in "$(dirname "$f")"/*.c)
 					grep -qs "#include \"$h\"" "$SRC/$c" && echo "$c" ;;
 				esac
@@ -429,6 +430,12 @@ build_kselftests() {
 			>"$out/$t.log" 2>&1 || { cat "$out/$t.log" >&2; BAD_KSELFTEST=$t; return 1; }
 	done
 	return 0
+}
+
+# $1 = patch file: true when it changes a Kconfig file (the configuration
+# of a tree built before it may be out of date).
+patch_changes_kconfig() {
+	patch_files "$1" | grep -Eq '(^|/)Kconfig[^/]*$'
 }
 
 # $1 = patch file: true when it changes nothing the kernel build reads

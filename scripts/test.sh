@@ -121,25 +121,23 @@ DEBUG=0
 [ $HAS_FEATURE = 1 ] && [ "${SKIP_DEBUG:-0}" != 1 ] && DEBUG=1
 OBJ_D=$BUILD/obj-debug
 
-# The =n kernel and the debug kernel of the top of the series build in a
-# copy of the patched tree ($SRC_TOP), in the background at nice 19 from
-# before the per-patch builds on: they take the host time that those
+# The debug kernel and then the =n kernel of the top of the series build
+# in a copy of the patched tree ($SRC_TOP), in the background at nice 19
+# from before the per-patch builds on: they take the host time that those
 # builds (their links) and the guests leave idle, and the per-patch
-# builds and the guests' vCPUs come first. Each build leaves its exit
-# status in $BUILD/bg-NAME.rc and its progress in $BUILD/bg-builds.log.
+# builds and the guests' vCPUs come first. The debug kernel comes first
+# because its boots are the longest: the =n build then uses the time its
+# vCPUs leave idle, and the short =n boot comes last. Each build leaves
+# its exit status in $BUILD/bg-NAME.rc and its progress in
+# $BUILD/bg-builds.log.
 SRC_TOP=$BUILD/src-top
 OBJ_NP=$BUILD/obj-n-patches
-step build-bg "copying the patched tree to $SRC_TOP, the =n and debug builds start in the background (log: $BUILD/bg-builds.log)"
+step build-bg "copying the patched tree to $SRC_TOP, the debug and =n builds start in the background (log: $BUILD/bg-builds.log)"
 rm -rf "$OBJ_N" "$OBJ_D" "$SRC_TOP" "$BUILD"/bg-*.rc
 cp -a "$SRC" "$SRC_TOP" || die "cannot copy $SRC to $SRC_TOP"
 (
 	renice -n 19 -p $BASHPID >/dev/null
 	SRC=$SRC_TOP
-	t=$(date +%s)
-	(configure_kernel "$OBJ_N" n && build_kernel "$OBJ_N")
-	echo $? >"$BUILD/bg-n.rc"
-	bg_step build-n $((t - AP_T0)) "background: the =n kernel (nice 19)"
-	log "=n build finished after $(( $(date +%s) - t ))s"
 	if [ $DEBUG = 1 ]; then
 		t=$(date +%s)
 		(EXTRA_CONFIGS="$TOP/configs/debug.config" configure_kernel "$OBJ_D" y &&
@@ -148,6 +146,11 @@ cp -a "$SRC" "$SRC_TOP" || die "cannot copy $SRC to $SRC_TOP"
 		bg_step build-debug $((t - AP_T0)) "background: the debug kernel (nice 19)"
 		log "debug build finished after $(( $(date +%s) - t ))s"
 	fi
+	t=$(date +%s)
+	(configure_kernel "$OBJ_N" n && build_kernel "$OBJ_N")
+	echo $? >"$BUILD/bg-n.rc"
+	bg_step build-n $((t - AP_T0)) "background: the =n kernel (nice 19)"
+	log "=n build finished after $(( $(date +%s) - t ))s"
 ) >"$BUILD/bg-builds.log" 2>&1 &
 BG_BUILDS=$!
 AP_BGPIDS="$AP_BGPIDS $BG_BUILDS"
@@ -166,10 +169,15 @@ fi
 # selftests) leaves the kernel of the patch before it: it is not rebuilt,
 # and the series' kselftests are built at that patch instead (against the
 # uapi headers of that kernel, installed once).
-kernel_ok=1 kernel_at=0 headers_at=0
+# Each object tree is configured at its first build and again after a
+# patch that changes a Kconfig file; in between the configuration cannot
+# change (kbuild's syncconfig keeps it in step, as in any incremental
+# build).
+kernel_ok=1 kernel_at=0 headers_at=0 y_stale=1 np_stale=1
 for p in $PATCHES; do
 	i=$((i + 1))
 	(cd "$SRC" && quilt push -q --fuzz=0 >/dev/null) || die "re-applying $p"
+	if patch_changes_kconfig "$TOP/patches/$p"; then y_stale=1 np_stale=1; fi
 	if [ $kernel_at -gt 0 ] && patch_outside_kernel_build "$TOP/patches/$p"; then
 		step "build-$i" "$p: no kernel build input, the kselftests"
 		ks=$BUILD/kselftests-at-$i
@@ -187,7 +195,7 @@ for p in $PATCHES; do
 		continue
 	fi
 	step "build-$i" "$p (=y, and its objects =n)"
-	configure_kernel "$OBJ_Y" y
+	if [ $y_stale = 1 ]; then configure_kernel "$OBJ_Y" y && y_stale=0; fi
 	kernel_at=$i
 	if build_kernel "$OBJ_Y"; then
 		kernel_ok=1
@@ -202,7 +210,7 @@ for p in $PATCHES; do
 	# kernel itself is linked at the top of the series (background).
 	objs=$(patch_objects_n "$TOP/patches/$p")
 	[ -n "$objs" ] || continue
-	configure_kernel "$OBJ_NP" n
+	if [ $np_stale = 1 ]; then configure_kernel "$OBJ_NP" n && np_stale=0; fi
 	# shellcheck disable=SC2086
 	if make_targets "$OBJ_NP" $objs; then
 		pass "build: $i/$NPATCH $p (=n): ${objs//$'\n'/ }"
@@ -371,6 +379,44 @@ if [ $HAS_FEATURE = 1 ] &&
 	fi
 fi
 
+# init_on_alloc_in_effect LABEL on|off: the boot's console says so.
+init_on_alloc_in_effect() {
+	if grep -q "mem auto-init:.*heap alloc:$2" \
+		"$BUILD/boot-$1/console.log" 2>/dev/null; then
+		pass "$1: booted with init_on_alloc $2"
+	else
+		fail "$1: init_on_alloc $2 is not in effect (no 'heap alloc:$2' in the console)"
+	fi
+}
+
+# The debug kernel: KASAN, lockdep, DEBUG_VM, DEBUG_PAGEALLOC.
+if [ $DEBUG = 1 ]; then
+	if wait_build debug; then
+		pass "build: top of series, debug kernel (KASAN, lockdep, DEBUG_VM)"
+		if INITRD=$BUILD/initramfs-ext.cpio.gz boot_and_check guest-debug \
+			"$OBJ_D" debug SMP=2 GUEST_APPEND="init_on_alloc=1 \
+ap.stress=${DEBUG_STRESS_SECS:-60} ap.sng=${SNG_SECS:-20} \
+ap.trinity=${TRINITY_SEED:-1} ap.trinity_n=${TRINITY_CALLS:-20000}"; then
+			count_results guest-debug "$BUILD/boot-guest-debug/results.log" \
+				"$(suites_of debug)"
+		fi
+		# The page allocator zeroes the faulting page of a window there,
+		# the =y boot (init_on_alloc off) has do_anonymous_window() zero it.
+		init_on_alloc_in_effect guest-debug on
+		# Without init_on_alloc a window's pages come from the bulk
+		# allocation and the window zeroes them: the same kernel again.
+		if INITRD=$BUILD/initramfs-ext.cpio.gz boot_and_check guest-debug-bulk \
+			"$OBJ_D" bulk SMP=2 GUEST_APPEND="init_on_alloc=0 \
+ap.stress=${BULK_STRESS_SECS:-30}"; then
+			count_results guest-debug-bulk "$BUILD/boot-guest-debug-bulk/results.log" \
+				"$(suites_of bulk)"
+		fi
+		init_on_alloc_in_effect guest-debug-bulk off
+	else
+		fail "build: debug kernel does not build (see $OBJ_D/build.log)"
+	fi
+fi
+
 # =n: the kernel boots, the sysctl is absent, the feature's tests SKIP.
 if ! wait_build n; then
 	fail "build: top of series (=n) does not build (see $OBJ_N/build.log)"
@@ -422,43 +468,6 @@ if [ $HAS_FEATURE = 1 ] && [ -f "$BUILD/boot-guest-y/results.log" ]; then
 	done
 fi
 
-# init_on_alloc_in_effect LABEL on|off: the boot's console says so.
-init_on_alloc_in_effect() {
-	if grep -q "mem auto-init:.*heap alloc:$2" \
-		"$BUILD/boot-$1/console.log" 2>/dev/null; then
-		pass "$1: booted with init_on_alloc $2"
-	else
-		fail "$1: init_on_alloc $2 is not in effect (no 'heap alloc:$2' in the console)"
-	fi
-}
-
-# The debug kernel: KASAN, lockdep, DEBUG_VM, DEBUG_PAGEALLOC.
-if [ $DEBUG = 1 ]; then
-	if wait_build debug; then
-		pass "build: top of series, debug kernel (KASAN, lockdep, DEBUG_VM)"
-		if INITRD=$BUILD/initramfs-ext.cpio.gz boot_and_check guest-debug \
-			"$OBJ_D" debug SMP=2 GUEST_APPEND="init_on_alloc=1 \
-ap.stress=${DEBUG_STRESS_SECS:-60} ap.sng=${SNG_SECS:-20} \
-ap.trinity=${TRINITY_SEED:-1} ap.trinity_n=${TRINITY_CALLS:-20000}"; then
-			count_results guest-debug "$BUILD/boot-guest-debug/results.log" \
-				"$(suites_of debug)"
-		fi
-		# The page allocator zeroes the faulting page of a window there,
-		# the =y boot (init_on_alloc off) has do_anonymous_window() zero it.
-		init_on_alloc_in_effect guest-debug on
-		# Without init_on_alloc a window's pages come from the bulk
-		# allocation and the window zeroes them: the same kernel again.
-		if INITRD=$BUILD/initramfs-ext.cpio.gz boot_and_check guest-debug-bulk \
-			"$OBJ_D" bulk SMP=2 GUEST_APPEND="init_on_alloc=0 \
-ap.stress=${BULK_STRESS_SECS:-30}"; then
-			count_results guest-debug-bulk "$BUILD/boot-guest-debug-bulk/results.log" \
-				"$(suites_of bulk)"
-		fi
-		init_on_alloc_in_effect guest-debug-bulk off
-	else
-		fail "build: debug kernel does not build (see $OBJ_D/build.log)"
-	fi
-fi
 wait $BG_BUILDS 2>/dev/null
 AP_BGPIDS=""
 
