@@ -2628,6 +2628,28 @@ static int uring_register(int fd, unsigned int op, void *arg,
 }
 
 /*
+ * A ring of one entry with the region at @p registered as its fixed
+ * buffer: every page of it is pinned with FOLL_LONGTERM (faulted in first
+ * where it is not present). Returns the ring, whose close() unpins them,
+ * and its parameters in @par, or -1.
+ */
+static int uring_pin(char *p, size_t len, struct io_uring_params *par)
+{
+	struct iovec iov = { p, len };
+	int ring;
+
+	memset(par, 0, sizeof(*par));
+	ring = uring_setup(1, par);
+	if (ring < 0)
+		return -1;
+	if (uring_register(ring, IORING_REGISTER_BUFFERS, &iov, 1)) {
+		close(ring);
+		return -1;
+	}
+	return ring;
+}
+
+/*
  * Register the region as an io_uring fixed buffer, read RP_LEN bytes of
  * @src into it from AP_DIO_DEV with O_DIRECT (IORING_OP_READ_FIXED), and
  * unregister it. The device writes the pages through the pin: no store
@@ -2635,8 +2657,7 @@ static int uring_register(int fd, unsigned int op, void *arg,
  */
 static int rp_io_uring(char *p, const char *src)
 {
-	struct io_uring_params par = { 0 };
-	struct iovec iov = { p, RP_LEN };
+	struct io_uring_params par;
 	size_t sq_len, cq_len, sqe_len;
 	char *sq = MAP_FAILED, *cq = MAP_FAILED;
 	struct io_uring_sqe *sqe = MAP_FAILED;
@@ -2653,7 +2674,7 @@ static int rp_io_uring(char *p, const char *src)
 	dev = open(AP_DIO_DEV, O_RDONLY | O_DIRECT);
 	if (dev < 0)
 		return -1;
-	ring = uring_setup(1, &par);
+	ring = uring_pin(p, RP_LEN, &par);
 	if (ring < 0)
 		goto out;
 	sq_len = par.sq_off.array + par.sq_entries * sizeof(unsigned int);
@@ -2666,9 +2687,7 @@ static int rp_io_uring(char *p, const char *src)
 	sqe = mmap(NULL, sqe_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
 		   IORING_OFF_SQES);
 	if (sq == MAP_FAILED || cq == MAP_FAILED || sqe == MAP_FAILED)
-		goto out;
-	if (uring_register(ring, IORING_REGISTER_BUFFERS, &iov, 1))
-		goto out;
+		goto unregister;
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = IORING_OP_READ_FIXED;
 	sqe->fd = dev;
@@ -3093,27 +3112,6 @@ static void compaction_restore(void)
 }
 
 /*
- * Register the region at @p as an io_uring fixed buffer: every page of it
- * is pinned with FOLL_LONGTERM. Returns the ring, whose close() unpins
- * them, or -1.
- */
-static int uring_pin(char *p, size_t len)
-{
-	struct io_uring_params par = { 0 };
-	struct iovec iov = { p, len };
-	int ring;
-
-	ring = uring_setup(1, &par);
-	if (ring < 0)
-		return -1;
-	if (uring_register(ring, IORING_REGISTER_BUFFERS, &iov, 1)) {
-		close(ring);
-		return -1;
-	}
-	return ring;
-}
-
-/*
  * Pin a fresh region with prefault @enable: every page is pinned outside
  * the movable zones @mz, no page had to be migrated for it, and with
  * prefault on, windows mapped some of the pinned pages ahead.
@@ -3124,6 +3122,7 @@ static bool pin_one(const char *name, int enable, const struct pfn_range *mz,
 	const unsigned long pages = PIN_LEN / pagesize;
 	unsigned long i, in_movable = 0, present;
 	long mig0, mig1, ahead;
+	struct io_uring_params par;
 	struct ap_vmstat v0, v1;
 	unsigned int z;
 	char *p;
@@ -3133,13 +3132,13 @@ static bool pin_one(const char *name, int enable, const struct pfn_range *mz,
 	p = map_region(PIN_LEN);
 	compaction_off();
 	set_prefault(enable, DEF_MAX_PAGES);
-	mig0 = pages_migrated();
 	read_vmstat(&v0);
-	ring = uring_pin(p, PIN_LEN);
+	mig0 = stat_field(vmstat_buf, "pgmigrate_success");
+	ring = uring_pin(p, PIN_LEN, &par);
 	if (ring < 0)
 		ksft_exit_fail_perror("io_uring buffer registration");
 	read_vmstat(&v1);
-	mig1 = pages_migrated();
+	mig1 = stat_field(vmstat_buf, "pgmigrate_success");
 	ahead = v1.page - v0.page;
 	present = count_populated(p, 0, pages);
 	for (i = 0; i < pages; i++) {
