@@ -2,15 +2,23 @@
 /*
  * Anticipatory prefault of sequential anonymous page faults: the policy.
  *
- * Each task remembers where its next anonymous fault would land if it
- * keeps walking memory upwards (anon_prefault_next) and how many faults in
- * a row landed where predicted (anon_prefault_order). A fault at the
- * predicted address is a hit: the order grows by one and the fault maps a
- * window of 1 << order pages, the faulting page first. Any other fault is
- * a miss: the order drops to 0 and one page is mapped, as without this
- * code. The window is bounded by vm.anon_prefault_max_pages, the end of the
- * VMA and the end of the page table. The mechanism that maps the window
- * lives in do_anonymous_page() in mm/memory.c.
+ * Each task follows up to ANON_PREFAULT_STREAMS streams of faults, in a table
+ * ordered from the most recently used: for each, where its next fault would
+ * land (the address after its last window, or below it for a stream walking
+ * downwards) and how many faults in a row landed where predicted (the order). A
+ * fault where one of them predicted is a hit: that stream's order grows by one
+ * and the fault maps a window of 1 << order pages, the faulting page first and
+ * the others in the stream's direction. Any other fault is a miss: one page is
+ * mapped, as without this code, and it starts a stream of one fault, which the
+ * next fault of the task may continue one page above it (upwards) or one page
+ * below it (downwards). A miss takes the place of a stream that has missed more
+ * often in a row than its order (see anon_prefault_miss()), so that the pages
+ * an allocator fills between the faults of a stream, or several arrays filled
+ * in turn, do not end it. Before a hit is trusted, the page the stream last
+ * mapped must still be mapped (a lockless look at one PTE): a stream whose
+ * memory was unmapped or zapped since is a miss. The window is bounded by
+ * vm.anon_prefault_max_pages, the VMA and the page table of the fault. The
+ * mechanism that maps the window lives in do_anonymous_page() in mm/memory.c.
  *
  * Where mTHP may allocate large folios for a fault, the predictor chooses
  * their order too, the way readahead grows the folios of a file while it
@@ -18,14 +26,15 @@
  * pages to the mTHP orders allowed and then to several large folios per
  * fault. mTHP's own rules decide which orders a VMA may use at all, and a
  * region advised MADV_HUGEPAGE, which asked for large folios, gets them
- * from mTHP as without this code.
+ * from mTHP as without this code. A stream walking downwards maps single
+ * pages.
  *
  * madvise() steers it per region, reusing the advice that file readahead
  * already reads: MADV_RANDOM (VM_RAND_READ) maps one page per fault,
  * MADV_SEQUENTIAL (VM_SEQ_READ) skips the ramp, so that the first hit maps
  * the full window, and MADV_NORMAL restores the ramp. A miss maps one page
  * whatever the advice: pages are only ever mapped ahead of a fault that
- * landed where the previous window ended.
+ * landed where a stream predicted it.
  */
 
 #include <linux/anon_prefault.h>
@@ -51,11 +60,124 @@ static DEFINE_MUTEX(anon_prefault_mutex);
 /* The order never grows past the one whose window covers the largest cap. */
 #define ANON_PREFAULT_MAX_ORDER	order_base_2(ANON_PREFAULT_MAX_PAGES)
 
-static unsigned int anon_prefault_miss(unsigned long addr)
+/* Move stream @i of @tsk to the front of its table and return it. */
+static struct anon_prefault_stream *
+anon_prefault_use(struct task_struct *tsk, unsigned int i)
 {
-	current->anon_prefault_order = 0;
-	current->anon_prefault_next = addr + PAGE_SIZE;
-	return 1;
+	struct anon_prefault_stream s = tsk->anon_prefault[i];
+
+	memmove(&tsk->anon_prefault[1], &tsk->anon_prefault[0],
+		i * sizeof(s));
+	tsk->anon_prefault[0] = s;
+	return &tsk->anon_prefault[0];
+}
+
+/* Make @s a stream of one fault, at @addr. */
+static void anon_prefault_start(struct anon_prefault_stream *s,
+				unsigned long addr)
+{
+	s->next = addr;
+	s->order = 0;
+	s->dir = 0;
+	s->misses = 0;
+}
+
+/*
+ * A fault at @addr that no stream predicted: it becomes a stream of one
+ * fault. It takes the place of the least recently used stream that has
+ * missed more often in a row than its order, the length of its ramp (a
+ * stream of one fault after one miss, a stream mapping 16-page windows
+ * after five), or of the least recently used stream if every stream is
+ * younger than that: misses in a row end at most one stream that is
+ * hitting until they outnumber its order, and a stream that stopped
+ * leaves the table after as many misses.
+ */
+static void anon_prefault_miss(struct task_struct *tsk, unsigned long addr)
+{
+	struct anon_prefault_stream *t = tsk->anon_prefault;
+	unsigned int i = ANON_PREFAULT_STREAMS, victim = i - 1;
+	bool found = false;
+
+	while (i--) {
+		if (t[i].misses < U8_MAX)
+			t[i].misses++;
+		if (!found && t[i].misses > t[i].order) {
+			victim = i;
+			found = true;
+		}
+	}
+	anon_prefault_start(anon_prefault_use(tsk, victim), addr);
+}
+
+/*
+ * Whether the page at @addr, the last one a stream mapped before the fault
+ * @vmf, is still mapped in the VMA of the fault: a lockless look at its
+ * PTE, in the page table of the fault or in the one next to it. A stream
+ * is not followed into another VMA, where the address it expects may
+ * belong to a new mapping, nor across a PUD boundary.
+ */
+static bool anon_prefault_mapped_at(struct vm_fault *vmf, unsigned long addr)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	pmd_t *pmd = vmf->pmd;
+	bool mapped;
+	pte_t *pte;
+
+	if (addr < vma->vm_start || addr >= vma->vm_end)
+		return false;
+	if ((addr & PMD_MASK) != (vmf->address & PMD_MASK)) {
+		if ((addr & PUD_MASK) != (vmf->address & PUD_MASK))
+			return false;
+		pmd += addr > vmf->address ? 1 : -1;
+	}
+	pte = pte_offset_map(pmd, addr);
+	if (!pte)
+		return false;
+	mapped = !pte_none(ptep_get_lockless(pte));
+	pte_unmap(pte);
+	return mapped;
+}
+
+/*
+ * The stream of current that predicted a fault at @addr, moved to the
+ * front of the table with its direction set, or NULL for a miss (which
+ * then heads the table as a stream of one fault).
+ */
+static struct anon_prefault_stream *
+anon_prefault_find(struct vm_fault *vmf, unsigned long addr)
+{
+	struct task_struct *tsk = current;
+	struct anon_prefault_stream *s;
+	unsigned long last;
+	unsigned int i;
+	int dir;
+
+	for (i = 0; i < ANON_PREFAULT_STREAMS; i++) {
+		s = &tsk->anon_prefault[i];
+		if (s->dir) {
+			if (addr != s->next)
+				continue;
+			dir = s->dir;
+			last = dir > 0 ? addr - PAGE_SIZE : addr + PAGE_SIZE;
+		} else {
+			if (!s->next || (addr != s->next + PAGE_SIZE &&
+					 addr != s->next - PAGE_SIZE))
+				continue;
+			dir = addr > s->next ? 1 : -1;
+			last = s->next;
+		}
+		s = anon_prefault_use(tsk, i);
+		if (!anon_prefault_mapped_at(vmf, last)) {
+			/* Its memory is gone: the fault starts a stream here */
+			anon_prefault_start(s, addr);
+			return NULL;
+		}
+		s->dir = dir;
+		s->misses = 0;
+		return s;
+	}
+	anon_prefault_miss(tsk, addr);
+	return NULL;
 }
 
 /*
@@ -73,38 +195,40 @@ static unsigned int anon_prefault_folio_order(unsigned long orders,
 
 /**
  * anon_prefault_window - size of the window for an anonymous write fault
- * @vma: the VMA of the fault
- * @address: the faulting address
- * @orders: the large folio orders mTHP would allocate at @address, 0 if none
+ * @vmf: the fault
+ * @orders: the large folio orders mTHP would allocate at the faulting
+ *          address, 0 if none
  * @forder: set to the order of the window's folios
  *
- * Updates current's prediction and returns how many folios of order
- * *@forder, naturally aligned and the first of them holding the faulting
- * page, the fault should map: 1 on a miss, and 0 when the predictor has no
- * say about this VMA (mlocked, userfaultfd or MADV_RANDOM, or with @orders
- * MADV_HUGEPAGE) and mTHP, if @orders allows it, decides alone. The window
- * never passes the end of @vma nor the end of the page table that maps
- * @address, and holds at most vm.anon_prefault_max_pages folios: with
- * order-0 folios that many pages.
+ * Updates current's streams and returns how many folios of order *@forder,
+ * naturally aligned, the first of them holding the faulting page and the
+ * others above it, or below it for a stream walking downwards
+ * (anon_prefault_down()), the fault should map: 1 on a miss, and 0 when
+ * the predictor has no say about this VMA (mlocked, userfaultfd or
+ * MADV_RANDOM, or with @orders MADV_HUGEPAGE) and mTHP, if @orders allows
+ * it, decides alone. The window never passes the ends of the VMA nor those
+ * of the page table that maps the faulting address, and holds at most
+ * vm.anon_prefault_max_pages folios: with order-0 folios that many pages.
  *
  * Without @orders, a hit at order k maps 1 << k pages. With @orders, the
- * order keeps growing past that: a hit at order k uses the largest of
- * @orders not above k and maps 1 << k pages of them, so that a stream
- * ramps up through single pages to one large folio and then to several
- * per fault. A miss maps a single page, and a window that starts before
- * the alignment of its large folios maps single pages up to it. Faults
- * whose folio order is lowered below the largest of @orders are counted.
+ * order of an upward stream keeps growing past that: a hit at order k uses
+ * the largest of @orders not above k and maps 1 << k pages of them, so
+ * that a stream ramps up through single pages to one large folio and then
+ * to several per fault. A miss maps a single page, and so does each folio
+ * of a window walking downwards or starting before the alignment of its
+ * large folios (up to that alignment). Faults whose folio order is
+ * lowered below the largest of @orders are counted.
  */
-unsigned int anon_prefault_window(struct vm_area_struct *vma,
-				  unsigned long address, unsigned long orders,
+unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 				  unsigned int *forder)
 {
-	struct task_struct *tsk = current;
-	unsigned long addr = address & PAGE_MASK;
-	unsigned int order, fo = 0, nr;
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vmf->address & PAGE_MASK;
 	/* The largest order mTHP allows, 0 for single pages only */
 	unsigned int top = orders ? highest_order(orders) : 0;
-	unsigned long end;
+	struct anon_prefault_stream *s;
+	unsigned int order, fo = 0, nr;
+	unsigned long room;
 
 	*forder = 0;
 	/*
@@ -116,12 +240,13 @@ unsigned int anon_prefault_window(struct vm_area_struct *vma,
 	if ((vma->vm_flags & (VM_LOCKED | VM_RAND_READ)) ||
 	    (orders && (vma->vm_flags & VM_HUGEPAGE)) ||
 	    userfaultfd_armed(vma)) {
-		anon_prefault_miss(addr);
+		anon_prefault_miss(current, addr);
 		return 0;
 	}
 
-	if (addr != tsk->anon_prefault_next) {
-		nr = anon_prefault_miss(addr);
+	s = anon_prefault_find(vmf, addr);
+	if (!s) {
+		nr = 1;
 		goto out;
 	}
 
@@ -129,22 +254,30 @@ unsigned int anon_prefault_window(struct vm_area_struct *vma,
 	if (vma->vm_flags & VM_SEQ_READ)
 		order = ANON_PREFAULT_MAX_ORDER + top;
 	else
-		order = min(tsk->anon_prefault_order + 1,
-			    ANON_PREFAULT_MAX_ORDER + top);
+		order = min_t(unsigned int, s->order + 1,
+			      ANON_PREFAULT_MAX_ORDER + top);
 
-	end = pmd_addr_end(addr, vma->vm_end);
-	fo = anon_prefault_folio_order(orders, order);
-	if (fo && !IS_ALIGNED(addr, PAGE_SIZE << fo)) {
-		/* Single pages up to the first large folio's alignment */
-		end = min(end, ALIGN(addr, PAGE_SIZE << fo));
-		fo = 0;
+	if (s->dir < 0) {
+		/* Pages from the fault down to the VMA or page table start */
+		room = (addr - max(vma->vm_start, addr & PMD_MASK)) /
+		       PAGE_SIZE + 1;
+	} else {
+		unsigned long end = pmd_addr_end(addr, vma->vm_end);
+
+		fo = anon_prefault_folio_order(orders, order);
+		if (fo && !IS_ALIGNED(addr, PAGE_SIZE << fo)) {
+			/* Single pages up to the first large folio's alignment */
+			end = min(end, ALIGN(addr, PAGE_SIZE << fo));
+			fo = 0;
+		}
+		room = (end - addr) >> (PAGE_SHIFT + fo);
 	}
 	nr = min_t(unsigned int, 1U << (order - fo),
 		   READ_ONCE(sysctl_anon_prefault_max_pages));
-	nr = min_t(unsigned long, nr, (end - addr) >> (PAGE_SHIFT + fo));
+	nr = min_t(unsigned long, nr, room);
 
-	tsk->anon_prefault_order = order;
-	tsk->anon_prefault_next = addr + ((unsigned long)nr << (PAGE_SHIFT + fo));
+	s->order = order;
+	anon_prefault_cut(addr, nr << fo, false);
 out:
 	if (fo < top)
 		count_vm_event(ANON_PREFAULT_ORDER_LOWERED);
@@ -158,10 +291,11 @@ out:
  * @nr: pages the window holds (at least 1)
  * @fallback: a page could not be had without reclaim
  *
- * The next fault is predicted at the end of what the window holds. When it
- * ended because memory was short, the ramp starts again from one page and
- * the fallback is counted; a window that ended at a PTE someone else had
- * populated keeps its order. Returns @nr.
+ * The next fault of the window's stream is predicted right after what the
+ * window holds, in the stream's direction. When the window ended because
+ * memory was short, the ramp starts again from one page and the fallback
+ * is counted; a window that ended at a PTE someone else had populated
+ * keeps its order. Returns @nr.
  *
  * A fault that maps nothing once its window was sized (it is retried
  * after a race with the page table, or fails for want of memory) is not
@@ -171,9 +305,13 @@ out:
 unsigned int anon_prefault_cut(unsigned long address, unsigned int nr,
 			       bool fallback)
 {
-	current->anon_prefault_next = (address & PAGE_MASK) + nr * PAGE_SIZE;
+	struct anon_prefault_stream *s = &current->anon_prefault[0];
+	unsigned long len = nr * PAGE_SIZE;
+
+	address &= PAGE_MASK;
+	s->next = s->dir < 0 ? address - len : address + len;
 	if (fallback) {
-		current->anon_prefault_order = 0;
+		s->order = 0;
 		count_vm_event(ANON_PREFAULT_FALLBACK);
 	}
 	return nr;

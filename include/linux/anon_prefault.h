@@ -23,8 +23,7 @@
 #ifdef CONFIG_ANON_PREFAULT
 DECLARE_STATIC_KEY_TRUE(anon_prefault_key);
 
-unsigned int anon_prefault_window(struct vm_area_struct *vma,
-				  unsigned long address, unsigned long orders,
+unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 				  unsigned int *forder);
 unsigned int anon_prefault_cut(unsigned long address, unsigned int nr,
 			       bool fallback);
@@ -52,14 +51,23 @@ static __always_inline unsigned int anon_prefault_pages(struct vm_fault *vmf)
 
 	if (!anon_prefault_active(vmf))
 		return 1;
-	return anon_prefault_window(vmf->vma, vmf->address, 0, &order) ?: 1;
+	return anon_prefault_window(vmf, 0, &order) ?: 1;
+}
+
+/*
+ * Whether the window of current's last fault, sized by
+ * anon_prefault_window(), lies below the faulting page: its stream walks
+ * memory downwards.
+ */
+static inline bool anon_prefault_down(void)
+{
+	return current->anon_prefault[0].dir < 0;
 }
 
 /* A new task (fork, clone) or program (exec) starts with no prediction. */
 static inline void anon_prefault_reset(struct task_struct *p)
 {
-	p->anon_prefault_next = 0;
-	p->anon_prefault_order = 0;
+	memset(p->anon_prefault, 0, sizeof(p->anon_prefault));
 }
 #else
 static inline bool anon_prefault_active(struct vm_fault *vmf)
@@ -67,8 +75,7 @@ static inline bool anon_prefault_active(struct vm_fault *vmf)
 	return false;
 }
 
-static inline unsigned int anon_prefault_window(struct vm_area_struct *vma,
-						unsigned long address,
+static inline unsigned int anon_prefault_window(struct vm_fault *vmf,
 						unsigned long orders,
 						unsigned int *forder)
 {
@@ -85,6 +92,11 @@ static inline unsigned int anon_prefault_cut(unsigned long address,
 static inline unsigned int anon_prefault_pages(struct vm_fault *vmf)
 {
 	return 1;
+}
+
+static inline bool anon_prefault_down(void)
+{
+	return false;
 }
 
 static inline void anon_prefault_reset(struct task_struct *p)
