@@ -114,7 +114,8 @@ static void anon_prefault_miss(struct task_struct *tsk, unsigned long addr)
  * @vmf, is still mapped in the VMA of the fault: a lockless look at its
  * PTE, in the page table of the fault or in the one next to it. A stream
  * is not followed into another VMA, where the address it expects may
- * belong to a new mapping, nor across a PUD boundary.
+ * belong to a new mapping; across a PUD boundary, where the page table
+ * next to the fault's is not at hand, it is followed unchecked.
  */
 static bool anon_prefault_mapped_at(struct vm_fault *vmf, unsigned long addr)
 {
@@ -127,7 +128,7 @@ static bool anon_prefault_mapped_at(struct vm_fault *vmf, unsigned long addr)
 		return false;
 	if ((addr & PMD_MASK) != (vmf->address & PMD_MASK)) {
 		if ((addr & PUD_MASK) != (vmf->address & PUD_MASK))
-			return false;
+			return true;
 		pmd += addr > vmf->address ? 1 : -1;
 	}
 	pte = pte_offset_map(pmd, addr);
