@@ -2305,6 +2305,25 @@ static long stat_field(const char *buf, const char *key)
  * Read the counters, after folding every CPU's pending vmstat deltas
  * (vm.stat_refresh), so that they are exact.
  */
+/*
+ * memory.stat of CGROUP_TEST, exact. Reading memory.stat flushes the
+ * per-cpu counters only when more than a batch per CPU is pending, so up
+ * to 64 pages per CPU could be missing from it; reading cpu.stat flushes
+ * all of the cgroup's per-cpu statistics, memcg's included.
+ */
+static void read_cg_acct(struct acct *a)
+{
+	static char buf[16384];
+
+	if (ap_read_file(CGROUP_TEST "/cpu.stat", buf, sizeof(buf)))
+		ksft_exit_fail_perror("read " CGROUP_TEST "/cpu.stat");
+	if (ap_read_file(CGROUP_TEST "/memory.stat", buf, sizeof(buf)))
+		ksft_exit_fail_perror("read " CGROUP_TEST "/memory.stat");
+	a->cg_anon = stat_field(buf, "anon") / 1024;
+	a->cg_inactive_file = stat_field(buf, "inactive_file") / 1024;
+	a->cg_file = stat_field(buf, "file") / 1024;
+}
+
 static void read_acct(struct acct *a)
 {
 	static char buf[16384];
@@ -2320,11 +2339,7 @@ static void read_acct(struct acct *a)
 	a->file = a->inactive_file + stat_field(buf, "Active(file)");
 	a->available = stat_field(buf, "MemAvailable");
 	a->pcp = pcp_free_kb();
-	if (ap_read_file(CGROUP_TEST "/memory.stat", buf, sizeof(buf)))
-		ksft_exit_fail_perror("read " CGROUP_TEST "/memory.stat");
-	a->cg_anon = stat_field(buf, "anon") / 1024;
-	a->cg_inactive_file = stat_field(buf, "inactive_file") / 1024;
-	a->cg_file = stat_field(buf, "file") / 1024;
+	read_cg_acct(a);
 }
 
 /*
