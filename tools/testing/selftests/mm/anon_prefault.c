@@ -34,7 +34,9 @@
  * FOLL_LONGTERM pin faulting fresh memory in gets no page, mapped ahead or
  * not, from ZONE_MOVABLE; it needs a movable zone (movablecore=). "lru_gen"
  * checks that under MGLRU the pages mapped ahead do not join the youngest
- * generation, as the pages a task touched do.
+ * generation, as the pages a task touched do.  "mte" (arm64 with the memory
+ * tagging extension) checks that pages mapped ahead into a PROT_MTE region
+ * have their allocation tags cleared, as a faulted page has.
  *
  * If /proc/sys/vm/anon_prefault does not exist the kernel lacks the feature
  * and every test is reported as skipped.
@@ -48,6 +50,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -58,6 +61,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -65,6 +69,9 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#ifdef __aarch64__
+#include <sys/auxv.h>
+#endif
 #include <linux/io_uring.h>
 #include <linux/magic.h>
 #include <linux/userfaultfd.h>
@@ -3640,6 +3647,193 @@ static void test_streams(const char *name)
 	ksft_test_result(ok, "%s\n", name);
 }
 
+/* ------------------------------------------------------------------------ */
+/* 23. mte                                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define MTE_PAGES	256	/* one stream, within a PMD */
+#define MTE_DIRTY	4096	/* pages freed with stale tags before it */
+#define MTE_GRANULE	16	/* bytes per allocation tag */
+#define MTE_STALE	0xaUL	/* the tag left in freed pages */
+
+#ifdef __aarch64__
+
+static sigjmp_buf mte_jmp;
+
+static void mte_segv(int sig)
+{
+	siglongjmp(mte_jmp, 1);
+}
+
+/* @p with allocation tag @tag in its top byte. */
+static char *mte_tag_ptr(char *p, unsigned long tag)
+{
+	return (char *)(((uintptr_t)p & ~(0xfUL << 56)) | (tag << 56));
+}
+
+/* Set the tag of the granule at @p to the tag of the pointer. */
+static void mte_stg(char *p)
+{
+	asm volatile(".arch armv8.5-a+memtag\n\tstg %0, [%0]"
+		     : : "r"(p) : "memory");
+}
+
+/* The allocation tag of the granule at @p. */
+static unsigned long mte_ldg(char *p)
+{
+	uintptr_t t = (uintptr_t)p;
+
+	asm volatile(".arch armv8.5-a+memtag\n\tldg %0, [%0]"
+		     : "+r"(t) : : "memory");
+	return (t >> 56) & 0xf;
+}
+
+/* A region of @len bytes that is PROT_MTE. */
+static char *mte_region(size_t len)
+{
+	char *p = map_region(len);
+
+	if (mprotect(p, len, PROT_READ | PROT_WRITE | PROT_MTE))
+		ksft_exit_fail_perror("mprotect PROT_MTE");
+	return p;
+}
+
+static unsigned long mte_dirty_pfn[MTE_DIRTY];
+
+static int mte_cmp_pfn(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a;
+	unsigned long y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Free MTE_DIRTY pages whose granules all carry MTE_STALE, their page frames
+ * sorted in mte_dirty_pfn[]; false if the tags did not read back (then a
+ * zero tag later would prove nothing).
+ */
+static bool mte_leave_stale_tags(const char *name)
+{
+	size_t len = MTE_DIRTY * pagesize, off;
+	char *p = mte_region(len);
+	unsigned long i;
+	bool ok = true;
+
+	for (off = 0; off < len; off += MTE_GRANULE)
+		mte_stg(mte_tag_ptr(p + off, MTE_STALE));
+	for (off = 0; off < len && ok; off += MTE_GRANULE)
+		ok = mte_ldg(p + off) == MTE_STALE;
+	if (!ok)
+		tmsg(name, "tag %#lx written with stg did not read back at +%#zx\n",
+		     MTE_STALE, off - MTE_GRANULE);
+	for (i = 0; i < MTE_DIRTY; i++)
+		mte_dirty_pfn[i] = pagemap_get_pfn(pagemap_fd, p + i * pagesize);
+	qsort(mte_dirty_pfn, MTE_DIRTY, sizeof(*mte_dirty_pfn), mte_cmp_pfn);
+	unmap_region(p, len);
+	return ok;
+}
+
+/* Write a byte at @p; false if that faulted (on a tag: SIGSEGV). */
+static bool mte_write(char *p)
+{
+	if (sigsetjmp(mte_jmp, 1))
+		return false;
+	poke(p, 1);
+	return true;
+}
+
+/*
+ * Write the first byte of each page of a fresh PROT_MTE region through an
+ * untagged pointer with synchronous tag checks (a page with stale tags
+ * faults), then read back the tag of every granule: all must be 0. Counts
+ * in @recycled the pages that had stale tags before.
+ */
+static bool mte_one(const char *name, int enable, unsigned long *recycled)
+{
+	size_t len = MTE_PAGES * pagesize, off;
+	unsigned long bad = 0, first_bad = 0, tagged = 0, pfn;
+	unsigned long i;
+	long f0, faults;
+	char *p;
+
+	if (!mte_leave_stale_tags(name))
+		return false;
+	set_prefault(enable, DEF_MAX_PAGES);
+	p = mte_region(len);
+	f0 = minflt(RUSAGE_SELF);
+	for (i = 0; i < MTE_PAGES; i++)
+		if (!mte_write(p + i * pagesize) && !bad++)
+			first_bad = i;
+	faults = minflt(RUSAGE_SELF) - f0;
+	*recycled = 0;
+	for (i = 0; i < MTE_PAGES; i++) {
+		pfn = pagemap_get_pfn(pagemap_fd, p + i * pagesize);
+		if (bsearch(&pfn, mte_dirty_pfn, MTE_DIRTY,
+			    sizeof(*mte_dirty_pfn), mte_cmp_pfn))
+			(*recycled)++;
+	}
+	for (off = 0; off < len; off += MTE_GRANULE)
+		if (mte_ldg(p + off))
+			tagged++;
+	unmap_region(p, len);
+	tmsg(name,
+	     "anon_prefault=%d: %lu pages written in %ld faults, %lu of them freed with stale tags before; %lu writes faulted on a tag, %lu granules tagged\n",
+	     enable, (unsigned long)MTE_PAGES, faults, *recycled, bad, tagged);
+	if (bad || tagged) {
+		tmsg(name, "anon_prefault=%d: stale tags (first write faulting: page %lu)\n",
+		     enable, first_bad);
+		return false;
+	}
+	/*
+	 * The region is one stream: windows must have mapped most of it, and
+	 * pages that had stale tags, or the zero tags prove nothing.
+	 */
+	if (enable && (faults > MTE_PAGES / 4 || !*recycled)) {
+		tmsg(name,
+		     "%ld faults for %lu pages, %lu pages with stale tags before: the windows were not tested\n",
+		     faults, (unsigned long)MTE_PAGES, *recycled);
+		return false;
+	}
+	return true;
+}
+
+static void test_mte(const char *name)
+{
+	struct sigaction sa = { .sa_handler = mte_segv }, old;
+	unsigned long ctrl = PR_TAGGED_ADDR_ENABLE | PR_MTE_TCF_SYNC |
+			     (0xfffeUL << PR_MTE_TAG_SHIFT);
+	unsigned long recycled;
+	bool ok;
+
+	if (!(getauxval(AT_HWCAP2) & HWCAP2_MTE)) {
+		ksft_test_result_skip("%s: no memory tagging extension (MTE) on this CPU\n",
+				      name);
+		return;
+	}
+	if (prctl(PR_SET_TAGGED_ADDR_CTRL, ctrl, 0, 0, 0))
+		ksft_exit_fail_perror("PR_SET_TAGGED_ADDR_CTRL");
+	sa.sa_flags = SA_NODEFER;
+	if (sigaction(SIGSEGV, &sa, &old))
+		ksft_exit_fail_perror("sigaction");
+	ok = mte_one(name, 0, &recycled);
+	ok &= mte_one(name, 1, &recycled);
+	sigaction(SIGSEGV, &old, NULL);
+	prctl(PR_SET_TAGGED_ADDR_CTRL, 0, 0, 0, 0);
+	set_prefault(1, DEF_MAX_PAGES);
+	ksft_test_result(ok, "%s\n", name);
+}
+
+#else
+
+static void test_mte(const char *name)
+{
+	ksft_test_result_skip("%s: needs the memory tagging extension (MTE) of arm64\n",
+			      name);
+}
+
+#endif
+
 static const struct {
 	const char *name;
 	void (*fn)(const char *name);
@@ -3667,6 +3861,7 @@ static const struct {
 	{ "longterm_pin",	test_longterm_pin },
 	{ "lru_gen",		test_lru_gen },
 	{ "streams",		test_streams },
+	{ "mte",		test_mte },
 };
 
 static void usage(const char *prog)
