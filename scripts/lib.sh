@@ -10,12 +10,20 @@ SRC=$BUILD/src
 OBJ_Y=$BUILD/obj-y
 OBJ_N=$BUILD/obj-n
 OBJ_L=$BUILD/obj-lockstat
+OBJ_A=$BUILD/obj-arm64
 JOBS=${JOBS:-$(nproc)}
 SMP=${SMP:-$(nproc)}
 MEM=${MEM:-2G}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-}
 KSRC=${KSRC:-}
 DEB_TARBALL=/usr/src/linux-source-6.12.tar.xz
+# The architecture of the kernels and guests: x86 (x86_64, the host's) or
+# arm64 (cross-built, booted on QEMU's "virt" machine). Set per build or
+# boot: KARCH=arm64 configure_kernel ...
+KARCH=${KARCH:-x86}
+# arm64's busybox (Debian's busybox-static:arm64, unpacked by
+# arm64_busybox).
+ARM64_BUSYBOX=$AP_CACHE/busybox-arm64/bin/busybox
 
 export CCACHE_DIR=${CCACHE_DIR:-$AP_CACHE/ccache}
 export CCACHE_BASEDIR=$BUILD
@@ -48,7 +56,7 @@ on_signal() {
 	log "interrupted: stopping QEMU and builds, removing temporary files"
 	stop_background
 	pkill -TERM -P $$ 2>/dev/null
-	pkill -TERM -f "qemu-system-x86_64 .*$BUILD/" 2>/dev/null
+	pkill -TERM -f "qemu-system-[a-z0-9_]* .*$BUILD/" 2>/dev/null
 	# shellcheck disable=SC2086
 	[ -n "$AP_TMPDIRS" ] && rm -rf $AP_TMPDIRS
 	exit 130
@@ -185,7 +193,8 @@ die() {
 # Debian packages the harness needs (python3 may come from elsewhere).
 PKGS="build-essential flex bison bc libelf-dev libssl-dev cpio qemu-system-x86
 busybox-static quilt ccache rsync linux-source-6.12 gnuplot-nox perl git xz-utils
-stress-ng trinity python3.11"
+stress-ng trinity python3.11 gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+qemu-system-arm"
 
 ensure_packages() {
 	step deps "checking Debian packages"
@@ -214,6 +223,43 @@ ensure_packages() {
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 		--no-install-recommends $missing >&2 ||
 		die "apt-get install failed for:$missing"
+}
+
+# arm64_busybox: unpacks Debian's busybox-static for arm64 into the cache
+# (ARM64_BUSYBOX) once: apt-get download, with arm64 added as a foreign
+# architecture of the package lists, so that nothing of the host's own
+# busybox changes.
+arm64_busybox() {
+	local dir tmp deb sudo=""
+	[ -x "$ARM64_BUSYBOX" ] && return 0
+	dir=$(dirname "$(dirname "$ARM64_BUSYBOX")")
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		if [ "$(id -u)" != 0 ]; then
+			sudo -n true 2>/dev/null ||
+				die "busybox for arm64: dpkg --add-architecture arm64 needs root (or password-less sudo)"
+			sudo="sudo -n"
+		fi
+		if ! $sudo dpkg --add-architecture arm64 ||
+		   ! $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2; then
+			die "busybox for arm64: cannot add arm64 to the package lists"
+		fi
+	fi
+	mkdir -p "$AP_CACHE" || die "cannot create $AP_CACHE"
+	tmp=$(mktemp -d "$AP_CACHE/busybox-arm64.XXXXXX") || die "cannot create a directory in $AP_CACHE"
+	AP_TMPDIRS="$AP_TMPDIRS $tmp"
+	# apt-get download runs as _apt where it can: it must see the directory.
+	chmod 755 "$tmp"
+	(cd "$tmp" && apt-get download -q busybox-static:arm64 >&2) ||
+		die "busybox for arm64: apt-get download busybox-static:arm64 failed"
+	deb=$(find "$tmp" -maxdepth 1 -name 'busybox-static_*_arm64.deb' | head -1)
+	if [ -z "$deb" ] || ! dpkg-deb -x "$deb" "$tmp/root"; then
+		die "busybox for arm64: cannot unpack the package (${deb:-not downloaded})"
+	fi
+	if ! rm -rf "$dir" || ! mkdir -p "$dir/bin" ||
+	   ! cp "$tmp/root/bin/busybox" "$ARM64_BUSYBOX"; then
+		die "busybox for arm64: cannot install it in $dir"
+	fi
+	rm -rf "$tmp"
 }
 
 is_kernel_tree() {
@@ -290,22 +336,52 @@ quilt_push_one() {
 	return 0
 }
 
-# $1 = object dir, $2 = y|n: tinyconfig + configs/test.config (+ extra
-# fragments in $EXTRA_CONFIGS) with CONFIG_ANON_PREFAULT=$2.
+# The make variables of $KARCH's kernel build (cross compiler for arm64).
+kmake_args() {
+	case $KARCH in
+	x86) ;;
+	arm64) echo "ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-" ;;
+	*) die "KARCH=$KARCH: want x86 or arm64" ;;
+	esac
+}
+
+# The C compiler of $KARCH: kernel and guest programs.
+target_cc() {
+	case $KARCH in arm64) echo aarch64-linux-gnu-gcc ;; *) echo gcc ;; esac
+}
+
+# $1 = object dir: the boot image of $KARCH's kernel there.
+kernel_image() {
+	case $KARCH in
+	arm64) echo "$1/arch/arm64/boot/Image" ;;
+	*) echo "$1/arch/x86/boot/bzImage" ;;
+	esac
+}
+
+# The configuration fragments of $KARCH's test kernel.
+config_fragments() {
+	echo "$TOP/configs/test.config $TOP/configs/$KARCH.config $EXTRA_CONFIGS"
+}
+
+# $1 = object dir, $2 = y|n: tinyconfig + configs/test.config +
+# configs/$KARCH.config (+ extra fragments in $EXTRA_CONFIGS) with
+# CONFIG_ANON_PREFAULT=$2.
 configure_kernel() {
 	local obj=$1 opt=$2 frag o
 	mkdir -p "$obj"
-	make -s -C "$SRC" O="$obj" tinyconfig >"$obj/config.log" 2>&1 ||
+	# shellcheck disable=SC2046
+	make -s -C "$SRC" O="$obj" $(kmake_args) tinyconfig >"$obj/config.log" 2>&1 ||
 		die "make tinyconfig failed (see $obj/config.log)"
-	for frag in "$TOP/configs/test.config" $EXTRA_CONFIGS; do
+	for frag in $(config_fragments); do
 		"$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$frag" \
 			>>"$obj/config.log" 2>&1 || die "merging $frag failed"
 	done
 	"$SRC/scripts/config" --file "$obj/.config" \
 		"$([ "$opt" = y ] && echo --enable || echo --disable)" ANON_PREFAULT
-	make -s -C "$SRC" O="$obj" olddefconfig >>"$obj/config.log" 2>&1 ||
+	# shellcheck disable=SC2046
+	make -s -C "$SRC" O="$obj" $(kmake_args) olddefconfig >>"$obj/config.log" 2>&1 ||
 		die "make olddefconfig failed"
-	for frag in "$TOP/configs/test.config" $EXTRA_CONFIGS; do
+	for frag in $(config_fragments); do
 		for o in $(grep -o '^CONFIG_[A-Za-z0-9_]*=[ym]' "$frag"); do
 			grep -qx "$o" "$obj/.config" ||
 				die "$o from $(basename "$frag") did not survive olddefconfig"
@@ -344,10 +420,13 @@ patch_files() {
 # compiler warning in any file the series touches is an error.
 make_targets() {
 	local obj=$1 f pat=""
-	local cc="gcc"
+	local cc
 	shift
-	command -v ccache >/dev/null && cc="ccache gcc"
-	if ! make -C "$SRC" O="$obj" -j"$JOBS" CC="$cc" "$@" >"$obj/build.log" 2>&1; then
+	cc=$(target_cc)
+	command -v ccache >/dev/null && cc="ccache $cc"
+	# shellcheck disable=SC2046
+	if ! make -C "$SRC" O="$obj" $(kmake_args) -j"$JOBS" CC="$cc" "$@" \
+		>"$obj/build.log" 2>&1; then
 		grep -E 'error|Error' "$obj/build.log" | head -30 >&2
 		return 1
 	fi
@@ -358,12 +437,14 @@ make_targets() {
 	    grep -E "(^|/)(${pat#|}):[0-9]+(:[0-9]+)?: warning:" "$obj/build.log" >&2; }
 }
 
-# $1 = object dir. Builds bzImage (make_targets). A failed build leaves no
-# bzImage behind, so that no later step boots the kernel of an earlier
-# build.
+# $1 = object dir. Builds the boot image, bzImage or Image (make_targets).
+# A failed build leaves no image behind, so that no later step boots the
+# kernel of an earlier build.
 build_kernel() {
-	make_targets "$1" bzImage && return 0
-	rm -f "$1/arch/x86/boot/bzImage"
+	local img
+	img=$(kernel_image "$1")
+	make_targets "$1" "$(basename "$img")" && return 0
+	rm -f "$img"
 	return 1
 }
 
@@ -397,17 +478,21 @@ patch_objects_n() {
 	done
 }
 
-# Statically built test programs for the guest: the kselftests the series
-# adds (when present) and the harness's own smoke test.
+# Statically built test programs for the guest ($KARCH): the kselftests
+# the series adds (when present) and the harness's own programs (on arm64
+# all but ap_clock, which counts x86 instructions).
 build_guest_programs() {
-	local obj=$1 out=$2
+	local obj=$1 out=$2 cc
+	cc=$(target_cc)
 	mkdir -p "$out"
-	make -s -C "$SRC" O="$obj" headers >"$obj/headers.log" 2>&1 ||
+	# shellcheck disable=SC2046
+	make -s -C "$SRC" O="$obj" $(kmake_args) headers >"$obj/headers.log" 2>&1 ||
 		die "make headers failed (see $obj/headers.log)"
 	local t
 	for t in "$TOP"/scripts/guest/*.c; do
-		gcc -static -O2 -Wall -Werror -o "$out/$(basename "$t" .c)" "$t" ||
-			die "cannot build $(basename "$t")"
+		[ "$KARCH" = arm64 ] && [ "$(basename "$t")" = ap_clock.c ] && continue
+		$cc -static -O2 -Wall -Werror -o "$out/$(basename "$t" .c)" "$t" ||
+			die "cannot build $(basename "$t") ($KARCH)"
 	done
 	build_kselftests "$obj" "$out" || die "cannot build kselftest $BAD_KSELFTEST"
 }
@@ -421,11 +506,12 @@ GUEST_KSELFTESTS=${GUEST_KSELFTESTS:-"anon_prefault anon_prefault_mthp anon_pref
 build_kselftests() {
 	local obj=$1 out=$2 t
 	local inc="-isystem $obj/usr/include -isystem $SRC/tools/include/uapi"
-	local sel=$SRC/tools/testing/selftests
+	local sel=$SRC/tools/testing/selftests cc
+	cc=$(target_cc)
 	for t in $GUEST_KSELFTESTS; do
 		[ -f "$sel/mm/$t.c" ] || continue
 		# shellcheck disable=SC2086
-		gcc -static -O2 -Wall -Werror $inc -I"$sel" -I"$sel/mm" \
+		$cc -static -O2 -Wall -Werror $inc -I"$sel" -I"$sel/mm" \
 			-o "$out/$t" "$sel/mm/$t.c" "$sel/mm/vm_util.c" -lpthread -lm \
 			>"$out/$t.log" 2>&1 || { cat "$out/$t.log" >&2; BAD_KSELFTEST=$t; return 1; }
 	done
@@ -462,25 +548,34 @@ UPSTREAM_TESTS=${UPSTREAM_TESTS:-"cow madv_populate mlock2-tests
 mremap_test mkdirty soft-dirty pagemap_ioctl ksm_functional_tests gup_longterm
 map_populate mremap_dontunmap mrelease_test map_fixed_noreplace on-fault-limit"}
 
+# Left out on arm64: soft-dirty (arm64 has no soft-dirty tracking in
+# 6.12; the binary does not even link there).
+ARM64_UPSTREAM_SKIP="soft-dirty"
+
 # Time limits (seconds) of the binaries that need their own: the last
 # uffd-unit-tests case (poison on shmem-private) hangs under TCG here with
 # prefault on and off alike.
 declare -A UPSTREAM_LIMIT=([uffd-unit-tests]=120)
 
-# $1 = object dir with headers, $2 = output dir: builds them with the mm
-# selftest Makefile, statically; writes the list of what built to LIST.
+# $1 = object dir with headers, $2 = output dir: builds them for $KARCH
+# with the mm selftest Makefile, statically; writes the list of what built
+# to LIST.
 build_upstream_tests() {
-	local obj=$1 out=$2/upstream t targets=""
+	local obj=$1 out=$2/upstream t targets="" tests=""
 	rm -rf "$out"
 	mkdir -p "$out"
-	for t in $UPSTREAM_TESTS; do targets="$targets $out/$t"; done
-	# shellcheck disable=SC2086
-	make -s -C "$SRC/tools/testing/selftests/mm" OUTPUT="$out" \
+	for t in $UPSTREAM_TESTS; do
+		[ "$KARCH" = arm64 ] && [[ " $ARM64_UPSTREAM_SKIP " == *" $t "* ]] && continue
+		tests="$tests $t"
+		targets="$targets $out/$t"
+	done
+	# shellcheck disable=SC2086,SC2046
+	make -s -C "$SRC/tools/testing/selftests/mm" $(kmake_args) OUTPUT="$out" \
 		KHDR_INCLUDES="-isystem $obj/usr/include" LDFLAGS=-static \
 		-j"$JOBS" -k $targets >"$out/build.log" 2>&1
 	: >"$out/LIST"
 	UPSTREAM_FAILED_BUILD=""
-	for t in $UPSTREAM_TESTS; do
+	for t in $tests; do
 		if [ -x "$out/$t" ]; then
 			echo "$t${UPSTREAM_LIMIT[$t]:+ ${UPSTREAM_LIMIT[$t]}}" >>"$out/LIST"
 		else
@@ -573,8 +668,11 @@ make_initramfs() {
 		'ap:x:1000:1000:ap:/tmp:/bin/sh' >"$root/etc/passwd"
 	printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' 'ap:x:1000:' >"$root/etc/group"
 	[ $# -gt 0 ] && copy_host_programs "$root" "$@"
-	cp /bin/busybox "$root/bin/busybox"
-	local a
+	local a bb=/bin/busybox
+	[ "$KARCH" = arm64 ] && bb=$ARM64_BUSYBOX
+	cp "$bb" "$root/bin/busybox" || die "cannot copy $bb"
+	# The host's busybox names the applets (the arm64 one is the same
+	# Debian version).
 	for a in $(/bin/busybox --list); do
 		[ "$a" = busybox ] || ln -s busybox "$root/bin/$a"
 	done
@@ -632,7 +730,15 @@ run_clock() {
 qemu_accel() {
 	local accel
 	accel=$(guest_accel) || exit 1
-	if [ "${1:-wall}" = icount ]; then
+	if [ "$KARCH" = arm64 ]; then
+		# Always TCG (the host is x86). "max" has MTE (with the virt
+		# machine's mte=on) and the hardware access and dirty flags;
+		# pointer authentication with QEMU's own cheap algorithm, not
+		# the architected QARMA one that TCG computes slowly.
+		[ "${1:-wall}" = icount ] &&
+			die "the instruction clock is x86 only in this harness"
+		echo "-accel tcg,thread=multi -M virt,mte=on -cpu max,pauth-impdef=on"
+	elif [ "${1:-wall}" = icount ]; then
 		[ "$accel" = tcg ] || die "the instruction clock needs TCG (ACCEL=tcg)"
 		echo "-accel tcg,thread=single -icount shift=0,sleep=off -cpu max,la57=off"
 	elif [ "$accel" = kvm ]; then
@@ -660,12 +766,22 @@ boot_guest() {
 	accel=$(qemu_accel "$clock") || return 1
 	log "booting ($job, $clock clock): qemu $accel -smp $SMP -m $MEM, timeout ${limit}s, console in $out/console.log"
 	t0=$(date +%s)
+	# The guest reports on a second port: ttyS1 on x86, a virtio console
+	# (hvc0) on arm64's virt machine, which has one UART.
+	local qemu=qemu-system-x86_64 ports="console=ttyS0" report
+	report=(-serial "file:$out/results.log")
+	if [ "$KARCH" = arm64 ]; then
+		qemu=qemu-system-aarch64 ports="console=ttyAMA0 ap.report=/dev/hvc0"
+		report=(-device virtio-serial-device
+			-chardev "file,id=report,path=$out/results.log"
+			-device "virtconsole,chardev=report")
+	fi
 	# shellcheck disable=SC2086
-	timeout --foreground -k 10 "$limit" qemu-system-x86_64 $accel \
+	timeout --foreground -k 10 "$limit" $qemu $accel \
 		-smp "$SMP" -m "$MEM" -nodefaults -display none -no-reboot \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 ap.job=$job ap.clock=$clock ${GUEST_APPEND:-}" \
-		-serial "file:$out/console.log" -serial "file:$out/results.log" \
+		-append "$ports panic=-1 ap.job=$job ap.clock=$clock ${GUEST_APPEND:-}" \
+		-serial "file:$out/console.log" "${report[@]}" \
 		</dev/null >"$out/qemu.log" 2>&1
 	local rc=$?
 	log "guest ($job) ran $(( $(date +%s) - t0 ))s"

@@ -119,9 +119,12 @@ HAS_FEATURE=0
 [ -f "$SRC/mm/anon_prefault.c" ] && HAS_FEATURE=1
 DEBUG=0
 [ $HAS_FEATURE = 1 ] && [ "${SKIP_DEBUG:-0}" != 1 ] && DEBUG=1
+ARM64=0
+[ $HAS_FEATURE = 1 ] && [ "${SKIP_ARM64:-0}" != 1 ] && ARM64=1
 OBJ_D=$BUILD/obj-debug
 
-# The debug kernel and then the =n kernel of the top of the series build
+# The debug kernel, the =n kernel and the arm64 kernel (=y, cross-built)
+# of the top of the series build
 # in a copy of the patched tree ($SRC_TOP), in the background at nice 19
 # from before the per-patch builds on: they take the host time that those
 # builds (their links) and the guests leave idle, and the per-patch
@@ -133,7 +136,7 @@ OBJ_D=$BUILD/obj-debug
 SRC_TOP=$BUILD/src-top
 OBJ_NP=$BUILD/obj-n-patches
 step build-bg "copying the patched tree to $SRC_TOP, the debug and =n builds start in the background (log: $BUILD/bg-builds.log)"
-rm -rf "$OBJ_N" "$OBJ_D" "$SRC_TOP" "$BUILD"/bg-*.rc
+rm -rf "$OBJ_N" "$OBJ_D" "$OBJ_A" "$SRC_TOP" "$BUILD"/bg-*.rc
 cp -a "$SRC" "$SRC_TOP" || die "cannot copy $SRC to $SRC_TOP"
 (
 	renice -n 19 -p $BASHPID >/dev/null
@@ -151,6 +154,14 @@ cp -a "$SRC" "$SRC_TOP" || die "cannot copy $SRC to $SRC_TOP"
 	echo $? >"$BUILD/bg-n.rc"
 	bg_step build-n $((t - AP_T0)) "background: the =n kernel (nice 19)"
 	log "=n build finished after $(( $(date +%s) - t ))s"
+	if [ $ARM64 = 1 ]; then
+		t=$(date +%s)
+		(export KARCH=arm64
+		 configure_kernel "$OBJ_A" y && build_kernel "$OBJ_A")
+		echo $? >"$BUILD/bg-arm64.rc"
+		bg_step build-arm64 $((t - AP_T0)) "background: the arm64 kernel (nice 19)"
+		log "arm64 build finished after $(( $(date +%s) - t ))s"
+	fi
 ) >"$BUILD/bg-builds.log" 2>&1 &
 BG_BUILDS=$!
 AP_BGPIDS="$AP_BGPIDS $BG_BUILDS"
@@ -287,11 +298,13 @@ boot_and_check() {
 	local label=$1 obj=$2 job=$3 out=$BUILD/boot-$1
 	shift 3
 	step "$label" "booting $(basename "$obj") with job '$job' $*"
-	if ! [ -f "$obj/arch/x86/boot/bzImage" ]; then
-		fail "$label: no bzImage (the build failed)"
+	local img
+	img=$( ([ $# -eq 0 ] || export "$@"; kernel_image "$obj") )
+	if ! [ -f "$img" ]; then
+		fail "$label: no $(basename "$img") (the build failed)"
 		return 1
 	fi
-	if ([ $# -eq 0 ] || export "$@"; boot_guest "$obj/arch/x86/boot/bzImage" \
+	if ([ $# -eq 0 ] || export "$@"; boot_guest "$img" \
 		"${INITRD:-$BUILD/initramfs.cpio.gz}" "$out" "$job"); then
 		pass "$label: guest booted and reported DONE"
 	else
@@ -321,8 +334,9 @@ suites_of() {
 	test-n) echo "$s,anon_prefault,upstream,anon_prefault_stress$m" ;;
 	debug) echo "$s,anon_prefault,anon_prefault_stress,stress-ng,trinity$m" ;;
 	bulk) echo "$s,anon_prefault,anon_prefault_stress$m" ;;
+	arm64) echo "$s,cpu,anon_prefault,upstream,anon_prefault_stress$m" ;;
 	limits) echo "$s,oom,numa" ;;
-	pin) echo "$s,anon_prefault" ;;
+	pin|mte) echo "$s,anon_prefault" ;;
 	clock) echo "smoke,clock,bench" ;;
 	esac
 }
@@ -466,6 +480,64 @@ if [ $HAS_FEATURE = 1 ] && [ -f "$BUILD/boot-guest-y/results.log" ]; then
 	for t in $UPSTREAM_FAILED_BUILD; do
 		fail "guest-y: upstream: $t: did not build (see $BUILD/guest/upstream/build.log)"
 	done
+fi
+
+# mte_passed LABEL: the functional test's mte case passed in that boot
+# (the README lets it SKIP, which it does where there is no MTE).
+mte_passed() {
+	if tr -d '\r' <"$BUILD/boot-$1/results.log" |
+	   grep -E '^ok [0-9]+ mte$' >/dev/null; then
+		pass "$1: the mte case ran (the guest has MTE) and passed"
+	else
+		fail "$1: the mte case did not pass (no MTE in the guest, or it failed)"
+	fi
+}
+
+# arm64: the =y kernel of the top, cross-built in the background, boots on
+# QEMU's virt machine with MTE and runs the kselftests (the functional
+# test's mte case must pass there, not SKIP), the upstream mm selftests on
+# and off and the stress test.
+if [ $ARM64 = 1 ]; then
+	if wait_build arm64; then
+		pass "build: top of series, arm64 (CONFIG_ANON_PREFAULT=y, cross-built)"
+		step guest-arm64-programs "the arm64 guest programs (cross-built) and initramfs"
+		arm64_busybox
+		rm -rf "$BUILD/guest-arm64"
+		KARCH=arm64 SRC=$SRC_TOP build_guest_programs "$OBJ_A" "$BUILD/guest-arm64"
+		KARCH=arm64 SRC=$SRC_TOP build_upstream_tests "$OBJ_A" "$BUILD/guest-arm64"
+		KARCH=arm64 make_initramfs "$BUILD/guest-arm64" "$BUILD/initramfs-arm64.cpio.gz"
+		if INITRD=$BUILD/initramfs-arm64.cpio.gz boot_and_check guest-arm64 \
+			"$OBJ_A" arm64 KARCH=arm64 SMP=2 MEM=2G \
+			GUEST_APPEND="ap.stress=${ARM64_STRESS_SECS:-30}"; then
+			alog=$BUILD/boot-guest-arm64/results.log
+			count_results guest-arm64 "$alog" "$(suites_of arm64)"
+			mte_passed guest-arm64
+			# The upstream mm selftests on and off (no stock arm64
+			# kernel to compare with).
+			while IFS=$'\t' read -r st desc; do
+				case $st in
+				PASS) pass "guest-arm64: $desc" ;;
+				*) fail "guest-arm64: $desc" ;;
+				esac
+			done < <(python3 "$TOP/scripts/compare-upstream.py" \
+				--readme "$TOP/README" "$alog")
+		fi
+		for t in $UPSTREAM_FAILED_BUILD; do
+			fail "guest-arm64: upstream: $t: did not build (see $BUILD/guest-arm64/upstream/build.log)"
+		done
+		# With init_on_alloc a window's pages come from the page
+		# allocator with __GFP_ZEROTAGS, which clears their tags; the
+		# boot above (init_on_alloc off) has set_ptes() clear them.
+		if INITRD=$BUILD/initramfs-arm64.cpio.gz boot_and_check guest-arm64-mte \
+			"$OBJ_A" mte KARCH=arm64 SMP=2 MEM=1G GUEST_APPEND="init_on_alloc=1"; then
+			count_results guest-arm64-mte "$BUILD/boot-guest-arm64-mte/results.log" \
+				"$(suites_of mte)"
+			mte_passed guest-arm64-mte
+			init_on_alloc_in_effect guest-arm64-mte on
+		fi
+	else
+		fail "build: arm64 kernel does not build (see $OBJ_A/build.log)"
+	fi
 fi
 
 wait $BG_BUILDS 2>/dev/null

@@ -44,6 +44,22 @@ feature_report() {
 	fi
 }
 
+# arm64: the CPU features the tests depend on, as the kernel found them:
+# MTE (the functional test's mte case) and the hardware update of the
+# access and dirty flags (without it every first write to a clean page is
+# a permission fault the kernel resolves).
+cpu_report() {
+	echo "TAP version 13"
+	echo "1..1"
+	f=$(sed -n 's/^Features[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	echo "# /proc/cpuinfo Features: $f"
+	dmesg | sed -n 's/.*CPU features: detected: /# CPU features: detected: /p'
+	case " $f " in *" mte "*) mte=yes ;; *) mte=no ;; esac
+	dbm=no
+	dmesg | grep -c 'detected: Hardware dirty bit management' >/dev/null && dbm=yes
+	echo "ok 1 CPU features reported # MTE: $mte, hardware access/dirty flags: $dbm"
+}
+
 # Value of ap.NAME= on the kernel command line, or $2.
 arg() {
 	v=$(sed -n "s/.*ap\.$1=\([^ ]*\).*/\1/p" /proc/cmdline)
@@ -106,6 +122,13 @@ feature_tests() {
 # ap.job=clock: what make test asks of the instruction clock: that it
 # counts instructions (ap_clock) and that the benchmark runs on it.
 # ap.job=locks: the lock profile (CONFIG_LOCK_STAT kernel, make locks).
+# ap.job=mte: the functional test's mte case alone (arm64 booted with
+# init_on_alloc=1, where the page allocator clears the tags of a window's
+# pages).
+# ap.job=arm64: the CPU features, the kselftests, the upstream mm
+# selftests on and off and the race stress test (ap.stress= seconds, a
+# third of that with mTHP), on arm64 (cross-built kernel and programs,
+# QEMU's virt machine with MTE).
 run_job() {
 	thp_never
 	case $1 in
@@ -133,6 +156,18 @@ run_job() {
 	bulk)
 		feature_tests 30
 		;;
+	arm64)
+		suite cpu cpu_report
+		suite smoke smoke
+		suite feature feature_report
+		[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
+		[ -x /ap/anon_prefault_mthp ] &&
+			suite anon_prefault_mthp /ap/anon_prefault_mthp
+		[ -s /ap/upstream/LIST ] && suite upstream sh /ap/upstream.sh
+		[ -x /ap/anon_prefault_stress ] &&
+			suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress 30)"
+		mthp_stress $(($(arg stress 30) / 3))
+		;;
 	limits)
 		suite smoke smoke
 		suite feature feature_report
@@ -143,6 +178,11 @@ run_job() {
 		suite smoke smoke
 		suite feature feature_report
 		suite anon_prefault /ap/anon_prefault -t longterm_pin
+		;;
+	mte)
+		suite smoke smoke
+		suite feature feature_report
+		suite anon_prefault /ap/anon_prefault -t mte
 		;;
 	run)
 		suite smoke smoke
