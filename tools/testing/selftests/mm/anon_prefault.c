@@ -36,7 +36,10 @@
  * checks that under MGLRU the pages mapped ahead do not join the youngest
  * generation, as the pages a task touched do.  "mte" (arm64 with the memory
  * tagging extension) checks that pages mapped ahead into a PROT_MTE region
- * have their allocation tags cleared, as a faulted page has.
+ * have their allocation tags cleared, as a faulted page has.  "old_ptes"
+ * checks that pages mapped ahead are old where fault-around maps the pages
+ * around a fault old (arm64 with a hardware access flag), so that reclaim
+ * takes them before the pages a task touched.
  *
  * If /proc/sys/vm/anon_prefault does not exist the kernel lacks the feature
  * and every test is reported as skipped.
@@ -124,14 +127,13 @@ static bool have_sysctl;
 /* ------------------------------------------------------------------------ */
 
 /*
- * Anonymous memory of the VMA that starts at @addr, in kB, from
- * /proc/self/smaps: exact for the test region whatever the rest of the
- * process (stack, heap, stdio buffers) faults in meanwhile, which the
- * process-wide RssAnon would count too.
+ * The @field line ("Anonymous", "Referenced", ...) of the VMA that starts at
+ * @addr in /proc/self/smaps, in kB.
  */
-static unsigned long region_anon_kb(void *addr)
+static unsigned long region_smaps_kb(void *addr, const char *field)
 {
 	char line[256], start[32];
+	size_t flen = strlen(field);
 	unsigned long kb = 0;
 	bool found = false;
 	FILE *f;
@@ -145,13 +147,25 @@ static unsigned long region_anon_kb(void *addr)
 			found = !strncmp(line, start, strlen(start));
 			continue;
 		}
-		if (sscanf(line, "Anonymous: %lu kB", &kb) == 1)
+		if (!strncmp(line, field, flen) && line[flen] == ':' &&
+		    sscanf(line + flen + 1, "%lu kB", &kb) == 1)
 			break;
 	}
 	fclose(f);
 	if (!found)
 		ksft_exit_fail_msg("no VMA at %p in /proc/self/smaps\n", addr);
 	return kb;
+}
+
+/*
+ * Anonymous memory of the VMA that starts at @addr, in kB: exact for the
+ * test region whatever the rest of the process (stack, heap, stdio
+ * buffers) faults in meanwhile, which the process-wide RssAnon would count
+ * too.
+ */
+static unsigned long region_anon_kb(void *addr)
+{
+	return region_smaps_kb(addr, "Anonymous");
 }
 
 static long minflt(int who)
@@ -2331,21 +2345,35 @@ static void read_cg_acct(struct acct *a)
 	a->cg_file = stat_field(buf, "file") / 1024;
 }
 
+/*
+ * The counters, with /proc/meminfo read between two reads of the per-cpu
+ * lists that agree: the vmstat worker returns pages from the per-cpu lists
+ * to the buddy allocator as their high mark decays, and a return between
+ * the two files would count its pages in neither.
+ */
 static void read_acct(struct acct *a)
 {
 	static char buf[16384];
-	int ret;
+	long pcp;
+	int ret, i;
 
 	ret = ap_write_file("/proc/sys/vm/stat_refresh", "1");
 	if (ret)
 		ksft_exit_fail_msg("vm.stat_refresh: %s\n", strerror(-ret));
-	if (ap_read_file("/proc/meminfo", buf, sizeof(buf)))
-		ksft_exit_fail_perror("read /proc/meminfo");
+	for (i = 0; i < 10; i++) {
+		pcp = pcp_free_kb();
+		if (ap_read_file("/proc/meminfo", buf, sizeof(buf)))
+			ksft_exit_fail_perror("read /proc/meminfo");
+		a->pcp = pcp_free_kb();
+		if (a->pcp == pcp)
+			break;
+	}
+	if (i == 10)
+		ksft_exit_fail_msg("the per-cpu free lists never held still\n");
 	a->anon = stat_field(buf, "AnonPages");
 	a->inactive_file = stat_field(buf, "Inactive(file)");
 	a->file = a->inactive_file + stat_field(buf, "Active(file)");
 	a->available = stat_field(buf, "MemAvailable");
-	a->pcp = pcp_free_kb();
 	read_cg_acct(a);
 }
 
@@ -3688,14 +3716,36 @@ static unsigned long mte_ldg(char *p)
 	return (t >> 56) & 0xf;
 }
 
-/* A region of @len bytes that is PROT_MTE. */
-static char *mte_region(size_t len)
+/*
+ * A region of @len bytes that is PROT_MTE; with @large not MADV_NOHUGEPAGE,
+ * so that where 64 KiB mTHP is enabled, windows map 64 KiB folios.
+ */
+static char *mte_region(size_t len, bool large)
 {
-	char *p = map_region(len);
+	const char *what;
+	char *p;
 
+	if (large) {
+		p = ap_map_region(len, PROT_READ | PROT_WRITE, &what);
+		if (!p)
+			ksft_exit_fail_perror(what);
+	} else {
+		p = map_region(len);
+	}
 	if (mprotect(p, len, PROT_READ | PROT_WRITE | PROT_MTE))
 		ksft_exit_fail_perror("mprotect PROT_MTE");
 	return p;
+}
+
+/* 64 KiB folios allocated for anonymous faults, windows included. */
+static long mte_large_folios(void)
+{
+	char buf[32];
+
+	if (ap_read_file(AP_THP_DIR "/hugepages-64kB/stats/anon_fault_alloc",
+			 buf, sizeof(buf)))
+		return -1;
+	return strtol(buf, NULL, 10);
 }
 
 static unsigned long mte_dirty_pfn[MTE_DIRTY];
@@ -3710,13 +3760,13 @@ static int mte_cmp_pfn(const void *a, const void *b)
 
 /*
  * Free MTE_DIRTY pages whose granules all carry MTE_STALE, their page frames
- * sorted in mte_dirty_pfn[]; false if the tags did not read back (then a
- * zero tag later would prove nothing).
+ * sorted in mte_dirty_pfn[], in 64 KiB folios with @large; false if the tags
+ * did not read back (then a zero tag later would prove nothing).
  */
-static bool mte_leave_stale_tags(const char *name)
+static bool mte_leave_stale_tags(const char *name, bool large)
 {
 	size_t len = MTE_DIRTY * pagesize, off;
-	char *p = mte_region(len);
+	char *p = mte_region(len, large);
 	unsigned long i;
 	bool ok = true;
 
@@ -3747,25 +3797,29 @@ static bool mte_write(char *p)
  * Write the first byte of each page of a fresh PROT_MTE region through an
  * untagged pointer with synchronous tag checks (a page with stale tags
  * faults), then read back the tag of every granule: all must be 0. Counts
- * in @recycled the pages that had stale tags before.
+ * in @recycled the pages that had stale tags before. With @large, 64 KiB
+ * mTHP is enabled and the windows must have mapped such folios.
  */
-static bool mte_one(const char *name, int enable, unsigned long *recycled)
+static bool mte_one(const char *name, int enable, bool large,
+		    unsigned long *recycled)
 {
 	size_t len = MTE_PAGES * pagesize, off;
 	unsigned long bad = 0, first_bad = 0, tagged = 0, pfn;
+	long f0, faults, folios;
 	unsigned long i;
-	long f0, faults;
 	char *p;
 
-	if (!mte_leave_stale_tags(name))
+	if (!mte_leave_stale_tags(name, large))
 		return false;
 	set_prefault(enable, DEF_MAX_PAGES);
-	p = mte_region(len);
+	p = mte_region(len, large);
+	folios = mte_large_folios();
 	f0 = minflt(RUSAGE_SELF);
 	for (i = 0; i < MTE_PAGES; i++)
 		if (!mte_write(p + i * pagesize) && !bad++)
 			first_bad = i;
 	faults = minflt(RUSAGE_SELF) - f0;
+	folios = mte_large_folios() - folios;
 	*recycled = 0;
 	for (i = 0; i < MTE_PAGES; i++) {
 		pfn = pagemap_get_pfn(pagemap_fd, p + i * pagesize);
@@ -3778,11 +3832,17 @@ static bool mte_one(const char *name, int enable, unsigned long *recycled)
 			tagged++;
 	unmap_region(p, len);
 	tmsg(name,
-	     "anon_prefault=%d: %lu pages written in %ld faults, %lu of them freed with stale tags before; %lu writes faulted on a tag, %lu granules tagged\n",
-	     enable, (unsigned long)MTE_PAGES, faults, *recycled, bad, tagged);
+	     "anon_prefault=%d%s: %lu pages written in %ld faults, %lu of them freed with stale tags before; %lu writes faulted on a tag, %lu granules tagged\n",
+	     enable, large ? ", 64 KiB mTHP" : "", (unsigned long)MTE_PAGES,
+	     faults, *recycled, bad, tagged);
 	if (bad || tagged) {
 		tmsg(name, "anon_prefault=%d: stale tags (first write faulting: page %lu)\n",
 		     enable, first_bad);
+		return false;
+	}
+	if (large && folios < 2) {
+		tmsg(name, "%ld 64 KiB folios: no window of large folios was tested\n",
+		     folios);
 		return false;
 	}
 	/*
@@ -3805,6 +3865,7 @@ static void test_mte(const char *name)
 			     (0xfffeUL << PR_MTE_TAG_SHIFT);
 	unsigned long recycled;
 	bool ok;
+	int ret;
 
 	if (!(getauxval(AT_HWCAP2) & HWCAP2_MTE)) {
 		ksft_test_result_skip("%s: no memory tagging extension (MTE) on this CPU\n",
@@ -3816,8 +3877,16 @@ static void test_mte(const char *name)
 	sa.sa_flags = SA_NODEFER;
 	if (sigaction(SIGSEGV, &sa, &old))
 		ksft_exit_fail_perror("sigaction");
-	ok = mte_one(name, 0, &recycled);
-	ok &= mte_one(name, 1, &recycled);
+	ok = mte_one(name, 0, false, &recycled);
+	ok &= mte_one(name, 1, false, &recycled);
+	/* Windows of 64 KiB folios, where the predictor sizes mTHP faults */
+	ret = ap_mthp_only(64);
+	if (ret)
+		tmsg(name, "no 64 KiB mTHP (%s): windows of large folios not tested\n",
+		     strerror(-ret));
+	else
+		ok &= mte_one(name, 1, true, &recycled);
+	ap_mthp_restore();
 	sigaction(SIGSEGV, &old, NULL);
 	prctl(PR_SET_TAGGED_ADDR_CTRL, 0, 0, 0, 0);
 	set_prefault(1, DEF_MAX_PAGES);
@@ -3833,6 +3902,198 @@ static void test_mte(const char *name)
 }
 
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* 24. old_ptes                                                              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Fault-around maps the pages around a read fault old where the architecture
+ * wants it (arch_wants_old_prefaulted_pte(): arm64 with a hardware access
+ * flag), so that reclaim can tell them from the pages a task touched; a
+ * window's pages must be old there too, and young where fault-around's are.
+ * The test asks fault-around which it is, then has a task in a memory cgroup
+ * write OLD_WRITTEN pages of each of OLD_STREAMS streams, OLD_GAP pages apart
+ * in one region: each stream stops, leaving pages mapped ahead that it never
+ * touched. smaps must count as referenced exactly the pages written where
+ * prefaulted pages are old, every page mapped where they are young. Where
+ * they are old, memory.reclaim of half the untouched pages (to swap) must
+ * take untouched pages only.
+ */
+#define OLD_STREAMS	64
+#define OLD_WRITTEN	16	/* pages each stream writes */
+#define OLD_GAP		64	/* pages from a stream's start to the next's */
+#define OLD_PROBE	16	/* pages of the fault-around probe: 64 KiB */
+
+struct old_result {
+	unsigned long mapped;		/* pages populated in the region */
+	unsigned long referenced;	/* pages smaps counts as referenced */
+	unsigned long swapped_touched;	/* written pages reclaimed */
+	unsigned long swapped_ahead;	/* untouched pages reclaimed */
+	int reclaim_err;		/* errno of memory.reclaim, or 0 */
+};
+
+/*
+ * 1 if fault-around maps the pages around a read fault old, 0 if young, -1
+ * if it mapped none: OLD_PROBE pages of a tmpfs file, read once through a
+ * mapping, made cold (MADV_COLD: no young PTE, not referenced) and unmapped
+ * (MADV_DONTNEED: still in the page cache), are mapped again at an address
+ * aligned to their size, and one of them is read; smaps then counts one
+ * referenced page of those mapped if the others are old.
+ */
+static int fault_around_old(const char *name)
+{
+	size_t len = OLD_PROBE * pagesize, i;
+	char path[] = "/tmp/anon_prefault_XXXXXX";
+	unsigned long kb = pagesize / 1024, rss, ref;
+	char *area, *p, *buf;
+	int fd;
+
+	fd = mkstemp(path);
+	if (fd < 0)
+		ksft_exit_fail_perror("mkstemp");
+	unlink(path);
+	buf = malloc(len);
+	if (!buf)
+		ksft_exit_fail_perror("malloc");
+	memset(buf, 1, len);
+	if (write(fd, buf, len) != (ssize_t)len)
+		ksft_exit_fail_perror("write");
+	free(buf);
+	area = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		ksft_exit_fail_perror("mmap");
+	p = (char *)(((uintptr_t)area + len - 1) & ~(uintptr_t)(len - 1));
+	if (mmap(p, len, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) != p)
+		ksft_exit_fail_perror("mmap the probe file");
+	for (i = 0; i < len; i += pagesize)
+		peek(p + i);
+	if (madvise(p, len, MADV_COLD) || madvise(p, len, MADV_DONTNEED))
+		ksft_exit_fail_perror("MADV_COLD, MADV_DONTNEED");
+	peek(p);
+	rss = region_smaps_kb(p, "Rss") / kb;
+	ref = region_smaps_kb(p, "Referenced") / kb;
+	munmap(area, 2 * len);
+	close(fd);
+	tmsg(name, "fault-around: a read fault mapped %lu pages, %lu of them referenced\n",
+	     rss, ref);
+	if (rss < 2)
+		return -1;
+	return ref == 1;
+}
+
+/*
+ * Child: join CGROUP_TEST, write the streams in a fresh region, count what
+ * is mapped and referenced; with @reclaim, reclaim half of the pages mapped
+ * ahead from the cgroup and count which pages went to swap.
+ */
+static void old_child(struct old_result *r, bool reclaim)
+{
+	const unsigned long pages = OLD_STREAMS * OLD_GAP;
+	unsigned long s, i, ahead;
+	char buf[32], *p;
+
+	join_cgroup(CGROUP_TEST);
+	/* The parent's pagemap_fd reads the parent. */
+	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
+	if (pagemap_fd < 0)
+		_exit(3);
+	p = map_region(pages * pagesize);
+	for (s = 0; s < OLD_STREAMS; s++)
+		for (i = 0; i < OLD_WRITTEN; i++)
+			poke(p + (s * OLD_GAP + i) * pagesize, 1);
+	r->mapped = count_populated(p, 0, pages);
+	r->referenced = region_smaps_kb(p, "Referenced") / (pagesize / 1024);
+	if (!reclaim)
+		_exit(0);
+	ahead = r->mapped - OLD_STREAMS * OLD_WRITTEN;
+	snprintf(buf, sizeof(buf), "%lu", ahead / 2 * pagesize);
+	r->reclaim_err = -ap_write_file(CGROUP_TEST "/memory.reclaim", buf);
+	for (i = 0; i < pages; i++) {
+		if (!pagemap_is_swapped(pagemap_fd, p + i * pagesize))
+			continue;
+		if (i % OLD_GAP < OLD_WRITTEN)
+			r->swapped_touched++;
+		else
+			r->swapped_ahead++;
+	}
+	_exit(0);
+}
+
+static void test_old_ptes(const char *name)
+{
+	const unsigned long written = OLD_STREAMS * OLD_WRITTEN;
+	const char *err, *why = "";
+	unsigned long ahead;
+	struct old_result *r;
+	bool ok = true, reclaim;
+	int old, status;
+	pid_t pid;
+
+	old = fault_around_old(name);
+	if (old < 0) {
+		ksft_test_result_skip("%s: fault-around mapped nothing around a read fault\n",
+				      name);
+		return;
+	}
+	err = cgroup_setup();
+	if (err) {
+		ksft_test_result_skip("%s: %s\n", name, err);
+		return;
+	}
+	/* Reclaim says something only where the pages ahead are old. */
+	reclaim = old;
+	if (reclaim && ap_swap_on(AP_SWAP_DEV, &why)) {
+		ksft_test_result_skip("%s: needs swap: %s\n", name, why);
+		return;
+	}
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		ksft_exit_fail_perror("mmap");
+	memset(r, 0, sizeof(*r));
+	set_prefault(1, DEF_MAX_PAGES);
+	cgroup_remove();
+	if (mkdir(CGROUP_TEST, 0755))
+		ksft_exit_fail_perror("mkdir " CGROUP_TEST);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_perror("fork");
+	if (!pid)
+		old_child(r, reclaim);
+	if (waitpid(pid, &status, 0) != pid)
+		ksft_exit_fail_perror("waitpid");
+	cgroup_remove();
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		ksft_exit_fail_msg("%s: child status %#x\n", name, status);
+
+	ahead = r->mapped - written;
+	tmsg(name, "prefaulted PTEs %s: %lu pages written, %lu mapped ahead, %lu referenced\n",
+	     old ? "old" : "young", written, ahead, r->referenced);
+	if (r->mapped < written || !ahead) {
+		tmsg(name, "expected pages mapped ahead of every stream\n");
+		ok = false;
+	} else if (r->referenced != (old ? written : r->mapped)) {
+		tmsg(name,
+		     "expected %lu referenced pages: the pages mapped ahead are %s, as fault-around's\n",
+		     old ? written : r->mapped, old ? "old" : "young");
+		ok = false;
+	}
+	if (reclaim) {
+		tmsg(name,
+		     "memory.reclaim of %lu pages: %s; swapped out: %lu pages mapped ahead, %lu written\n",
+		     ahead / 2, r->reclaim_err ? strerror(r->reclaim_err) : "done",
+		     r->swapped_ahead, r->swapped_touched);
+		if (r->reclaim_err || !r->swapped_ahead || r->swapped_touched) {
+			tmsg(name, "expected reclaim to take untouched pages mapped ahead only\n");
+			ok = false;
+		}
+	}
+	munmap(r, sizeof(*r));
+	ksft_test_result(ok, "%s\n", name);
+}
 
 static const struct {
 	const char *name;
@@ -3862,6 +4123,7 @@ static const struct {
 	{ "lru_gen",		test_lru_gen },
 	{ "streams",		test_streams },
 	{ "mte",		test_mte },
+	{ "old_ptes",		test_old_ptes },
 };
 
 static void usage(const char *prog)
