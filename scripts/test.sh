@@ -336,7 +336,7 @@ suites_of() {
 	bulk) echo "$s,anon_prefault,anon_prefault_stress$m" ;;
 	arm64) echo "$s,cpu,anon_prefault,upstream,anon_prefault_stress$m" ;;
 	limits) echo "$s,oom,numa" ;;
-	pin|mte) echo "$s,anon_prefault" ;;
+	case) echo "$s,anon_prefault" ;;
 	clock) echo "smoke,clock,bench" ;;
 	esac
 }
@@ -367,10 +367,10 @@ fi
 # ZONE_MOVABLE, mapped ahead or not); the other boots have no movable zone
 # and report it as SKIP (README).
 if [ $HAS_FEATURE = 1 ] && [ -x "$BUILD/guest/anon_prefault" ] &&
-   boot_and_check guest-pin "$OBJ_Y" pin SMP=2 MEM=512M \
-	GUEST_APPEND="movablecore=50%"; then
+   boot_and_check guest-pin "$OBJ_Y" case SMP=2 MEM=512M \
+	GUEST_APPEND="movablecore=50% ap.case=longterm_pin"; then
 	count_results guest-pin "$BUILD/boot-guest-pin/results.log" \
-		"$(suites_of pin)"
+		"$(suites_of case)"
 fi
 
 # make run's instruction clock (QEMU -icount, always TCG, one virtual
@@ -529,9 +529,10 @@ if [ $ARM64 = 1 ]; then
 		# allocator with __GFP_ZEROTAGS, which clears their tags; the
 		# boot above (init_on_alloc off) has set_ptes() clear them.
 		if INITRD=$BUILD/initramfs-arm64.cpio.gz boot_and_check guest-arm64-mte \
-			"$OBJ_A" mte KARCH=arm64 SMP=2 MEM=1G GUEST_APPEND="init_on_alloc=1"; then
+			"$OBJ_A" case KARCH=arm64 SMP=2 MEM=1G \
+			GUEST_APPEND="init_on_alloc=1 ap.case=mte"; then
 			count_results guest-arm64-mte "$BUILD/boot-guest-arm64-mte/results.log" \
-				"$(suites_of mte)"
+				"$(suites_of case)"
 			mte_passed guest-arm64-mte
 			init_on_alloc_in_effect guest-arm64-mte on
 		fi

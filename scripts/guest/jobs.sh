@@ -91,17 +91,24 @@ mthp_stress() {
 }
 
 # The smoke test, the feature report, the functional tests (order-0 and
-# mTHP) and the race stress test for ap.stress= seconds (default $1), then
-# for a third of that with mTHP.
+# mTHP), with $3 = upstream the upstream mm selftests on and off (on a
+# kernel without the sysctl: once, the stock baseline), then the race
+# stress test for ap.stress= seconds (default $1) and with mTHP for
+# ap.stress_mthp= seconds (default $2). The upstream tests come before the
+# stress test: uffd-unit-tests' events cases fail now and then after heavy
+# memory churn in the same boot, with vm.anon_prefault=0 as with 1 (see
+# README).
 feature_tests() {
 	suite smoke smoke
 	suite feature feature_report
 	[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
 	[ -x /ap/anon_prefault_mthp ] &&
 		suite anon_prefault_mthp /ap/anon_prefault_mthp
+	[ "${3:-}" = upstream ] && [ -s /ap/upstream/LIST ] &&
+		suite upstream sh /ap/upstream.sh
 	[ -x /ap/anon_prefault_stress ] &&
 		suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress "$1")"
-	mthp_stress $(($1 / 3))
+	mthp_stress "$2"
 }
 
 # ap.job=test: the feature's kselftests, the race stress test and the
@@ -112,8 +119,9 @@ feature_tests() {
 # ap.job=bulk: the functional test and the stress test, for the debug
 # kernel booted without init_on_alloc (windows from the bulk allocation).
 # ap.job=limits: OOM and NUMA placement (small guest with two nodes).
-# ap.job=pin: the functional test's longterm_pin case (a guest booted with
-# a movable zone).
+# ap.job=case: the functional test's case named by ap.case= alone (its
+# longterm_pin case in a guest booted with a movable zone, its mte case on
+# arm64 booted with init_on_alloc=1).
 # ap.job=run: the benchmark's sections named by ap.bench= (separated by
 # ':', default all), then the real programs (when the initramfs carries
 # them: make run adds them).
@@ -122,51 +130,27 @@ feature_tests() {
 # ap.job=clock: what make test asks of the instruction clock: that it
 # counts instructions (ap_clock) and that the benchmark runs on it.
 # ap.job=locks: the lock profile (CONFIG_LOCK_STAT kernel, make locks).
-# ap.job=mte: the functional test's mte case alone (arm64 booted with
-# init_on_alloc=1, where the page allocator clears the tags of a window's
-# pages).
-# ap.job=arm64: the CPU features, the kselftests, the upstream mm
-# selftests on and off and the race stress test (ap.stress= seconds, a
-# third of that with mTHP), on arm64 (cross-built kernel and programs,
-# QEMU's virt machine with MTE).
+# ap.job=arm64: the CPU features, then what the test job runs but
+# stress-ng (the race stress test 30 s, 10 s with mTHP), on arm64
+# (cross-built kernel and programs, QEMU's virt machine with MTE).
 run_job() {
 	thp_never
 	case $1 in
 	test)
-		suite smoke smoke
-		suite feature feature_report
-		[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
-		[ -x /ap/anon_prefault_mthp ] &&
-			suite anon_prefault_mthp /ap/anon_prefault_mthp
-		# Upstream tests before the stress test: uffd-unit-tests' events
-		# cases fail now and then after heavy memory churn in the same
-		# boot, with vm.anon_prefault=0 as with 1 (see README).
-		# (on a kernel without the sysctl: once, the stock baseline)
-		[ -s /ap/upstream/LIST ] && suite upstream sh /ap/upstream.sh
-		[ -x /ap/anon_prefault_stress ] &&
-			suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress 30)"
-		mthp_stress 20
+		feature_tests 30 20 upstream
 		ext_stress "on off"
 		;;
 	debug)
-		feature_tests 60
+		feature_tests 60 20
 		ext_stress on
 		ext_fuzz
 		;;
 	bulk)
-		feature_tests 30
+		feature_tests 30 10
 		;;
 	arm64)
 		suite cpu cpu_report
-		suite smoke smoke
-		suite feature feature_report
-		[ -x /ap/anon_prefault ] && suite anon_prefault /ap/anon_prefault
-		[ -x /ap/anon_prefault_mthp ] &&
-			suite anon_prefault_mthp /ap/anon_prefault_mthp
-		[ -s /ap/upstream/LIST ] && suite upstream sh /ap/upstream.sh
-		[ -x /ap/anon_prefault_stress ] &&
-			suite anon_prefault_stress /ap/anon_prefault_stress -d "$(arg stress 30)"
-		mthp_stress $(($(arg stress 30) / 3))
+		feature_tests 30 10 upstream
 		;;
 	limits)
 		suite smoke smoke
@@ -174,15 +158,10 @@ run_job() {
 		suite oom /ap/ap_oom
 		suite numa /ap/ap_numa
 		;;
-	pin)
+	case)
 		suite smoke smoke
 		suite feature feature_report
-		suite anon_prefault /ap/anon_prefault -t longterm_pin
-		;;
-	mte)
-		suite smoke smoke
-		suite feature feature_report
-		suite anon_prefault /ap/anon_prefault -t mte
+		suite anon_prefault /ap/anon_prefault -t "$(arg case "")"
 		;;
 	run)
 		suite smoke smoke
