@@ -234,8 +234,9 @@ static void model_fault(struct model *m, unsigned long p)
 		m->c.ap_fault++;
 		m->c.ap_page += (nr - 1) * n;
 	}
+	/* mTHP's statistics count the faulting folio only */
 	if (fo) {
-		m->c.alloc += nr;
+		m->c.alloc++;
 		m->c.large += nr - 1;
 	}
 }
@@ -347,7 +348,7 @@ static bool check(const char *name, char *p, struct model *m,
 			after->fallback - before->fallback, e->fallback);
 	ksft_print_msg("%s: %ld faults, %lu pages populated, %lld 64 KiB folios\n",
 		       name, after->minflt - before->minflt, pop,
-		       after->alloc - before->alloc);
+		       after->alloc - before->alloc + after->large - before->large);
 	return ok;
 }
 
