@@ -3980,16 +3980,22 @@ static int fault_around_old(const char *name)
 	return ref == 1;
 }
 
+/* What the child found, in memory it shares with the parent */
+static struct old_result *old_res;
+static bool old_reclaim;
+
 /*
  * Child: join CGROUP_TEST, write the streams in a fresh region, count what
- * is mapped and referenced; with @reclaim, reclaim half of the pages mapped
- * ahead from the cgroup and count which pages went to swap.
+ * is mapped and referenced; with old_reclaim, reclaim half of the pages
+ * mapped ahead from the cgroup and count which pages went to swap. Says
+ * on @ready when it is done.
  */
-static void old_child(struct old_result *r, bool reclaim)
+static void old_child(int ready, int go)
 {
 	const unsigned long pages = OLD_STREAMS * OLD_GAP;
+	struct old_result *r = old_res;
 	unsigned long s, i, ahead;
-	char buf[32], *p;
+	char buf[32], *p, b = 0;
 
 	join_cgroup(CGROUP_TEST);
 	/* The parent's pagemap_fd reads the parent. */
@@ -4002,9 +4008,9 @@ static void old_child(struct old_result *r, bool reclaim)
 			poke(p + (s * OLD_GAP + i) * pagesize, 1);
 	r->mapped = count_populated(p, 0, pages);
 	r->referenced = region_smaps_kb(p, "Referenced") / (pagesize / 1024);
-	if (!reclaim)
-		_exit(0);
 	ahead = r->mapped - OLD_STREAMS * OLD_WRITTEN;
+	if (!old_reclaim)
+		goto done;
 	snprintf(buf, sizeof(buf), "%lu", ahead / 2 * pagesize);
 	r->reclaim_err = -ap_write_file(CGROUP_TEST "/memory.reclaim", buf);
 	for (i = 0; i < pages; i++) {
@@ -4015,7 +4021,8 @@ static void old_child(struct old_result *r, bool reclaim)
 		else
 			r->swapped_ahead++;
 	}
-	_exit(0);
+done:
+	_exit(write(ready, &b, 1) != 1);
 }
 
 static void test_old_ptes(const char *name)
@@ -4024,9 +4031,9 @@ static void test_old_ptes(const char *name)
 	const char *err, *why = "";
 	unsigned long ahead;
 	struct old_result *r;
-	bool ok = true, reclaim;
+	struct hs_child c;
+	bool ok = true;
 	int old, status;
-	pid_t pid;
 
 	old = fault_around_old(name);
 	if (old < 0) {
@@ -4040,8 +4047,8 @@ static void test_old_ptes(const char *name)
 		return;
 	}
 	/* Reclaim says something only where the pages ahead are old. */
-	reclaim = old;
-	if (reclaim && ap_swap_on(AP_SWAP_DEV, &why)) {
+	old_reclaim = old;
+	if (old_reclaim && ap_swap_on(AP_SWAP_DEV, &why)) {
 		ksft_test_result_skip("%s: needs swap: %s\n", name, why);
 		return;
 	}
@@ -4050,19 +4057,13 @@ static void test_old_ptes(const char *name)
 	if (r == MAP_FAILED)
 		ksft_exit_fail_perror("mmap");
 	memset(r, 0, sizeof(*r));
+	old_res = r;
 	set_prefault(1, DEF_MAX_PAGES);
 	cgroup_remove();
 	if (mkdir(CGROUP_TEST, 0755))
 		ksft_exit_fail_perror("mkdir " CGROUP_TEST);
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_perror("fork");
-	if (!pid)
-		old_child(r, reclaim);
-	if (waitpid(pid, &status, 0) != pid)
-		ksft_exit_fail_perror("waitpid");
+	c = hs_fork(old_child, name);
+	status = hs_wait(&c);
 	cgroup_remove();
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		ksft_exit_fail_msg("%s: child status %#x\n", name, status);
@@ -4079,7 +4080,7 @@ static void test_old_ptes(const char *name)
 		     old ? written : r->mapped, old ? "old" : "young");
 		ok = false;
 	}
-	if (reclaim) {
+	if (old_reclaim) {
 		tmsg(name,
 		     "memory.reclaim of %lu pages: %s; swapped out: %lu pages mapped ahead, %lu written\n",
 		     ahead / 2, r->reclaim_err ? strerror(r->reclaim_err) : "done",
