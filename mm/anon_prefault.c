@@ -20,14 +20,14 @@
  * vm.anon_prefault_max_pages, the VMA and the page table of the fault. The
  * mechanism that maps the window lives in do_anonymous_page() in mm/memory.c.
  *
- * Where mTHP may allocate large folios for a fault, the predictor chooses
- * their order too, the way readahead grows the folios of a file while it
- * keeps hitting: a miss maps one page, and a stream ramps up through single
- * pages to the mTHP orders allowed and then to several large folios per
- * fault. mTHP's own rules decide which orders a VMA may use at all, and a
- * region advised MADV_HUGEPAGE, which asked for large folios, gets them
- * from mTHP as without this code. A stream walking downwards maps single
- * pages.
+ * For the mTHP sizes set to "auto", the predictor chooses the folio order
+ * too, the way readahead grows the folios of a file while it keeps hitting:
+ * a miss maps one page, and a stream ramps up through single pages to the
+ * "auto" orders and then to several large folios per fault. mTHP's own
+ * rules decide which orders a VMA may use at all. Sizes enabled otherwise
+ * (always, inherit, madvise) are mTHP's alone: a fault they serve gets the
+ * folio mTHP allocates, whatever the predictor thinks of it. A stream
+ * walking downwards maps single pages.
  *
  * madvise() steers it per region, reusing the advice that file readahead
  * already reads: MADV_RANDOM (VM_RAND_READ) maps one page per fault,
@@ -59,6 +59,18 @@ static DEFINE_MUTEX(anon_prefault_mutex);
 
 /* The order never grows past the one whose window covers the largest cap. */
 #define ANON_PREFAULT_MAX_ORDER	order_base_2(ANON_PREFAULT_MAX_PAGES)
+
+/*
+ * The most folios of order @fo a window holds, the faulting one included:
+ * vm.anon_prefault_max_pages pages, or two folios where two are more than
+ * that (one with a cap of 1 page, which turns windows off).
+ */
+static unsigned int anon_prefault_max_folios(unsigned int fo)
+{
+	unsigned int max = READ_ONCE(sysctl_anon_prefault_max_pages);
+
+	return max > 1 ? max(max >> fo, 2U) : 1;
+}
 
 /* Move stream @i of @tsk to the front of its table and return it. */
 static struct anon_prefault_stream *
@@ -197,28 +209,28 @@ static unsigned int anon_prefault_folio_order(unsigned long orders,
 /**
  * anon_prefault_window - size of the window for an anonymous write fault
  * @vmf: the fault
- * @orders: the large folio orders mTHP would allocate at the faulting
+ * @orders: the "auto" large folio orders the VMA may use at the faulting
  *          address, 0 if none
  * @forder: set to the order of the window's folios
  *
  * Updates current's streams and returns how many folios of order *@forder,
  * naturally aligned, the first of them holding the faulting page and the
  * others above it, or below it for a stream walking downwards
- * (anon_prefault_down()), the fault should map: 1 on a miss, and 0 when
- * the predictor has no say about this VMA (mlocked, userfaultfd or
- * MADV_RANDOM, or with @orders MADV_HUGEPAGE) and mTHP, if @orders allows
- * it, decides alone. The window never passes the ends of the VMA nor those
- * of the page table that maps the faulting address, and holds at most
- * vm.anon_prefault_max_pages folios: with order-0 folios that many pages.
+ * (anon_prefault_down()), the fault should map: 1 on a miss and where the
+ * predictor has no say about this VMA (mlocked, userfaultfd or
+ * MADV_RANDOM). The window never passes the ends of the VMA nor those of
+ * the page table that maps the faulting address, and holds at most
+ * vm.anon_prefault_max_pages pages, or two folios where its folios are
+ * larger than half of that.
  *
  * Without @orders, a hit at order k maps 1 << k pages. With @orders, the
  * order of an upward stream keeps growing past that: a hit at order k uses
- * the largest of @orders not above k and maps 1 << k pages of them, so
- * that a stream ramps up through single pages to one large folio and then
- * to several per fault. A miss maps a single page, and so does each folio
+ * the largest of @orders not above k and maps up to 1 << k pages of them,
+ * so that a stream ramps up through single pages to one large folio and
+ * then to several per fault. A miss maps a single page, and so does each folio
  * of a window walking downwards or starting before the alignment of its
- * large folios (up to that alignment). Faults whose folio order is
- * lowered below the largest of @orders are counted.
+ * large folios (up to that alignment; its order does not grow). Faults
+ * whose folio order is lowered below the largest of @orders are counted.
  */
 unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 				  unsigned int *forder)
@@ -234,15 +246,12 @@ unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 	*forder = 0;
 	/*
 	 * mlocked and userfaultfd VMAs get exactly the pages they fault, and
-	 * so does a region advised MADV_RANDOM. Where mTHP may serve the
-	 * fault, a region advised MADV_HUGEPAGE asked for large folios: mTHP
-	 * gives them as it would.
+	 * so does a region advised MADV_RANDOM.
 	 */
 	if ((vma->vm_flags & (VM_LOCKED | VM_RAND_READ)) ||
-	    (orders && (vma->vm_flags & VM_HUGEPAGE)) ||
 	    userfaultfd_armed(vma)) {
 		anon_prefault_miss(current, addr);
-		return 0;
+		return 1;
 	}
 
 	s = anon_prefault_find(vmf, addr);
@@ -251,12 +260,14 @@ unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 		goto out;
 	}
 
-	/* MADV_SEQUENTIAL: no ramp, the first hit maps the full window. */
+	/*
+	 * MADV_SEQUENTIAL: no ramp, the first hit maps the full window. The
+	 * order grows until the window holds two of the largest folios.
+	 */
 	if (vma->vm_flags & VM_SEQ_READ)
-		order = ANON_PREFAULT_MAX_ORDER + top;
+		order = max(ANON_PREFAULT_MAX_ORDER, top + 1);
 	else
-		order = min_t(unsigned int, s->order + 1,
-			      ANON_PREFAULT_MAX_ORDER + top);
+		order = min(s->order + 1, max(ANON_PREFAULT_MAX_ORDER, top + 1));
 
 	if (s->dir < 0) {
 		/* Pages from the fault down to the VMA or page table start */
@@ -267,14 +278,17 @@ unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 
 		fo = anon_prefault_folio_order(orders, order);
 		if (fo && !IS_ALIGNED(addr, PAGE_SIZE << fo)) {
-			/* Single pages up to the first large folio's alignment */
+			/*
+			 * Single pages up to the first large folio's alignment,
+			 * and the order does not grow past what they map.
+			 */
 			end = min(end, ALIGN(addr, PAGE_SIZE << fo));
+			order = s->order;
 			fo = 0;
 		}
 		room = (end - addr) >> (PAGE_SHIFT + fo);
 	}
-	nr = min_t(unsigned int, 1U << (order - fo),
-		   READ_ONCE(sysctl_anon_prefault_max_pages));
+	nr = min(1U << (order - fo), anon_prefault_max_folios(fo));
 	nr = min_t(unsigned long, nr, room);
 
 	s->order = order;

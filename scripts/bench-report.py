@@ -36,15 +36,15 @@ FIELDS = ['gb', 'reps', 'workers', 'user_s', 'sys_s', 'wall_s',
           'rss_per_page', 'pattern', 'pmode']
 # The modes of scripts/guest/bench.sh, in table order, and the modes of
 # its sections other than the sequential one.
-MODES = ['off', 'on', 'on-max', 'mthp64k', 'mthp64k+on', 'mthp64k+on-max',
+MODES = ['off', 'on', 'on-max', 'mthp64k', 'mthp64k+on', 'auto64k+on',
          'populate']
 SPARSE_MODES = ['off', 'on', 'on-max', 'mthp64k', 'mthp64k+on',
-                'mthp64k+on-max']
+                'auto64k+on']
 CHURN_MODES = SPARSE_MODES
-FRAG_MODES = ['off', 'on', 'mthp64k', 'mthp64k+on']
+FRAG_MODES = ['off', 'on', 'mthp64k', 'mthp64k+on', 'auto64k+on']
 PRESSURE_MODES = ['off', 'on', 'on-max']
 # Prefault on over 64K mTHP, and their same-boot baseline, mTHP alone.
-MTHP, MTHP_ON = 'mthp64k', ['mthp64k+on', 'mthp64k+on-max']
+MTHP, MTHP_ON = 'mthp64k', ['mthp64k+on', 'auto64k+on']
 # Width of a mode name in the one-line-per-mode tables.
 MODE_W = max(len(m) for m in MODES)
 PRESSURE = ['rss_before_kb', 'rss_after_kb', 'oom_kill', 'pressure_ms',

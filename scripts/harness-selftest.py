@@ -305,21 +305,22 @@ def lock_check():
 # sequential fault/wsec and minor faults per page, sparse RSS per touched
 # page, churn execs/s and system time and fragmented fault/wsec.
 SEQ_MODES = ['off', 'on', 'on-max', 'mthp64k', 'mthp64k+on',
-             'mthp64k+on-max', 'populate']
+             'auto64k+on', 'populate']
 SEQ = {'off': ((1000, 1000), 1.0), 'on': ((1500, 1500), 0.0625),
        'on-max': ((1700, 1700), 0.0323), 'mthp64k': ((2000, 2000), 0.0625),
        'mthp64k+on': ((3000, 4000), 0.015625),
-       'mthp64k+on-max': ((3200, 3200), 0.0125),
+       'auto64k+on': ((3200, 3200), 0.0125),
        'populate': ((900, 900), 1.0)}
 SPARSE = {'off': 1.0, 'on': 1.0, 'on-max': 1.0, 'mthp64k': 2.0,
-          'mthp64k+on': 1.0, 'mthp64k+on-max': 1.2}
+          'mthp64k+on': 1.0, 'auto64k+on': 1.2}
 CHURN = {'off': 100.0, 'on': 110.0, 'on-max': 112.0, 'mthp64k': 105.0,
-         'mthp64k+on': 126.0, 'mthp64k+on-max': 115.5}
+         'mthp64k+on': 126.0, 'auto64k+on': 115.5}
 CHURN_SYS = {'off': 1.0, 'on': 0.8, 'on-max': 0.85, 'mthp64k': 0.9,
-             'mthp64k+on': 0.7, 'mthp64k+on-max': 0.75}
-FRAG = {'off': 500, 'on': 700, 'mthp64k': 550, 'mthp64k+on': 825}
+             'mthp64k+on': 0.7, 'auto64k+on': 0.75}
+FRAG = {'off': 500, 'on': 700, 'mthp64k': 550, 'mthp64k+on': 825,
+        'auto64k+on': 800}
 REAL_MODES = ['off', 'on', 'on-max', 'mthp64k', 'mthp64k+on',
-              'mthp64k+on-max']
+              'auto64k+on']
 
 
 def bench_log(skip=(), cc_sys=None):
@@ -385,48 +386,48 @@ def bench_log(skip=(), cc_sys=None):
 # (CSV file, mode, column, value) its CSV files must hold)
 BENCH_CASES = [
     ('a run with the mTHP+prefault modes', bench_log(), 0,
-     ['mode mthp64k+on\n', 'mode mthp64k+on-max\n',
+     ['mode mthp64k+on\n', 'mode auto64k+on\n',
       'Sequential write, 1 thread, 64M, medians of 2 rounds (instruction clock',
       '1 to 2 threads, medians of 2 rounds (wall clock',
-      '%26s%26s' % ('mthp64k+on', 'mthp64k+on-max'),
+      '%26s%26s' % ('mthp64k+on', 'auto64k+on'),
       '1.75x (1.50-2.00, 2)', '1.60x (1.60-1.60, 2)',
       '0.250x (0.250-0.250, 2)', '0.200x (0.200-0.200, 2)',
       '%-10s%18s%18s' % ('stride:2', '0.50x', '0.60x'),
       '105.0 execs/s, 1.05x (1.05-1.05, 2) to off',
       'system 0.800s (0.80x (0.80-0.80, 2) of off)',
       '1.20x (1.20-1.20, 2) to mthp64k', '1.10x (1.10-1.10, 2) to mthp64k',
-      '1.50x (1.50-1.50, 2) to mthp64k', '%24s' % 'mthp64k+on-max',
+      '1.50x (1.50-1.50, 2) to mthp64k', '%24s' % 'auto64k+on',
       'Real programs (Debian\'s binaries in the guest; instruction clock',
       '%24s' % '0.900x (0.900-0.900, 2)', '  on      cc    met',
-      '%*s' % (24, '120 (20)')],
+      '%*s' % (20, '120 (20)')],
      [('bench-summary.csv', ('seq', 'mthp64k+on', '1'), 'ratio_mthp64k', 1.75),
-      ('bench-summary.csv', ('threads', 'mthp64k+on-max', '2'),
+      ('bench-summary.csv', ('threads', 'auto64k+on', '2'),
        'minflt_ratio_mthp64k', 0.2),
       ('bench-summary.csv', ('sparse-stride:2', 'mthp64k+on', '1'),
        'rss_ratio_mthp64k', 0.5),
       ('bench-summary.csv', ('churn', 'mthp64k+on', '1'), 'ratio_mthp64k', 1.2),
       ('bench-summary.csv', ('churn', 'on', '1'), 'sys_ratio_off', 0.8),
       ('bench-summary.csv', ('frag', 'mthp64k+on', '1'), 'ratio_mthp64k', 1.5),
-      ('bench-raw.csv', ('threads', 'mthp64k+on-max', '2'), 'fault_per_wsec',
+      ('bench-raw.csv', ('threads', 'auto64k+on', '2'), 'fault_per_wsec',
        5760),
-      ('real-raw.csv', ('cc', 'mthp64k+on-max', '2'), 'minflt', 500),
+      ('real-raw.csv', ('cc', 'auto64k+on', '2'), 'minflt', 500),
       ('real-summary.csv', ('cc', 'on'), 'sys_ratio', 0.9)]),
     ('a run whose compile spends as long in the kernel as off',
      bench_log(cc_sys=1.0), 0,
      ['  on      cc    MISSED: kernel time 1.000x of off'], []),
-    ('a run without a sequential round of mthp64k+on-max',
-     bench_log({('seq', 'mthp64k+on-max', 2), ('threads', 'mthp64k+on-max', 2)}), 1,
-     ['seq mthp64k+on-max 1 thread(s): 1 of 2 rounds',
-      'threads mthp64k+on-max 2 thread(s): 1 of 2 rounds'], []),
+    ('a run without a sequential round of auto64k+on',
+     bench_log({('seq', 'auto64k+on', 2), ('threads', 'auto64k+on', 2)}), 1,
+     ['seq auto64k+on 1 thread(s): 1 of 2 rounds',
+      'threads auto64k+on 2 thread(s): 1 of 2 rounds'], []),
     ('a run without the sparse row of mthp64k+on',
      bench_log({('sparse-stride:4', 'mthp64k+on', 1)}), 1,
      ['sparse-stride:4 mthp64k+on 1 thread(s): 0 of 1 rounds'], []),
     ('a run without the churn rows of mthp64k',
      bench_log({('churn', 'mthp64k', 1), ('churn', 'mthp64k', 2)}), 1,
      ['churn mthp64k: 0 of 2 rounds'], []),
-    ('a run without a churn round of mthp64k+on-max',
-     bench_log({('churn', 'mthp64k+on-max', 1)}), 1,
-     ['churn mthp64k+on-max: 1 of 2 rounds'], []),
+    ('a run without a churn round of auto64k+on',
+     bench_log({('churn', 'auto64k+on', 1)}), 1,
+     ['churn auto64k+on: 1 of 2 rounds'], []),
     ('a run without a fragmented-memory round of mthp64k+on',
      bench_log({('frag', 'mthp64k+on', 2)}), 1,
      ['frag mthp64k+on 1 thread(s): 1 of 2 rounds'], []),
@@ -470,8 +471,8 @@ def bench_check():
             if plot and rc == 0:
                 if 'gnuplot failed' in r.stderr or r.stdout.count('Plot: ') != 2:
                     miss.append('both plots')
-                elif not os.path.exists(dat) or '# mthp64k+on-max' not in open(dat).read():
-                    miss.append('mthp64k+on-max in bench-plot.dat')
+                elif not os.path.exists(dat) or '# auto64k+on' not in open(dat).read():
+                    miss.append('auto64k+on in bench-plot.dat')
             ok = r.returncode == rc and not miss
             res.append(('PASS' if ok else 'FAIL',
                         'bench-report.py: %s: exit %d%s' % (
@@ -487,7 +488,7 @@ MODE_KNOBS = {'off': ('0', None, 'never', ''), 'on': ('1', '16', 'never', ''),
               'on-max': ('1', '31', 'never', ''),
               'mthp64k': ('0', None, 'always', '-H'),
               'mthp64k+on': ('1', '16', 'always', '-H'),
-              'mthp64k+on-max': ('1', '31', 'always', '-H'),
+              'auto64k+on': ('1', '16', 'auto', '-H'),
               'populate': ('0', None, 'never', '-P')}
 
 

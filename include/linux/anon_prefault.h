@@ -51,7 +51,7 @@ static __always_inline unsigned int anon_prefault_pages(struct vm_fault *vmf)
 
 	if (!anon_prefault_active(vmf))
 		return 1;
-	return anon_prefault_window(vmf, 0, &order) ?: 1;
+	return anon_prefault_window(vmf, 0, &order);
 }
 
 /*

@@ -4,7 +4,7 @@
 # results as "data,..." lines that scripts/bench-report.py turns into the
 # tables, ratios, CSV and plot; everything else is a "# " comment.
 # Modes: see modes.sh (off, on, on-max, mthp64k, mthp64k+on,
-# mthp64k+on-max, populate). Modes alternate inside every round and their
+# auto64k+on, populate). Modes alternate inside every round and their
 # order rotates from round to round; after every mode switch a short run
 # (8 MiB) is made and discarded, so that no measured run is the first one
 # after a sysctl flip.
@@ -19,7 +19,7 @@ ROUNDS=${AP_ROUNDS:-5}
 SIZE=${AP_SIZE:-64M}
 CHURN=${AP_CHURN:-300}
 NCPU=$(grep -c ^processor /proc/cpuinfo)
-MODES="off on on-max mthp64k mthp64k+on mthp64k+on-max populate"
+MODES="off on on-max mthp64k mthp64k+on auto64k+on populate"
 . /ap/modes.sh
 
 pft_run() { # section mode threads round [pft args...]
@@ -74,7 +74,7 @@ done
 
 # Sparse patterns: RSS per touched page is exact, one round is enough.
 has sparse && for p in stride:2 stride:4 random50; do
-	for m in off on on-max mthp64k mthp64k+on mthp64k+on-max; do
+	for m in off on on-max mthp64k mthp64k+on auto64k+on; do
 		pft_run "sparse-$p" "$m" 1 1 -m 16M -p "$p"
 	done
 done
@@ -83,7 +83,7 @@ done
 churn_section() {
 	r=1
 	while [ $r -le "$ROUNDS" ]; do
-		for m in $(rotated "$r" off on on-max mthp64k mthp64k+on mthp64k+on-max); do
+		for m in $(rotated "$r" off on on-max mthp64k mthp64k+on auto64k+on); do
 			mode "$m" >/dev/null
 			/ap/ap_churn 20 256 >/dev/null 2>&1
 			out=$(/ap/ap_churn "$CHURN" 256) || { echo "# churn failed"; continue; }
@@ -106,7 +106,7 @@ frag_section() {
 	echo "# fragmented: $(cat /tmp/frag.out)"
 	r=1
 	while [ $r -le "$ROUNDS" ]; do
-		for m in $(rotated "$r" off on mthp64k mthp64k+on); do
+		for m in $(rotated "$r" off on mthp64k mthp64k+on auto64k+on); do
 			pft_run frag "$m" 1 "$r" -m "$SIZE"
 		done
 		r=$((r + 1))

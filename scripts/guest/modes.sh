@@ -5,7 +5,7 @@
 #   on-max         vm.anon_prefault=1, window cap PAGEVEC_SIZE (31)
 #   mthp64k        vm.anon_prefault=0, 64K mTHP always
 #   mthp64k+on     vm.anon_prefault=1, window cap 16, 64K mTHP always
-#   mthp64k+on-max vm.anon_prefault=1, window cap 31, 64K mTHP always
+#   auto64k+on     vm.anon_prefault=1, window cap 16, 64K mTHP auto
 #   populate       vm.anon_prefault=0, THP never (pft maps with
 #                  MADV_POPULATE_WRITE)
 
@@ -13,11 +13,11 @@ THP=/sys/kernel/mm/transparent_hugepage
 PF=/proc/sys/vm/anon_prefault
 MAXP=/proc/sys/vm/anon_prefault_max_pages
 
-thp_set() { # $1: never|always for 64K; everything else never
+thp_set() { # $1: never|always|auto for 64K; everything else never
 	for f in $THP/enabled $THP/hugepages-*/enabled; do
 		[ -w "$f" ] && echo never >"$f"
 	done
-	[ "$1" = always ] && echo always >$THP/hugepages-64kB/enabled
+	[ "$1" = never ] || echo "$1" >$THP/hugepages-64kB/enabled
 }
 
 # mode NAME: switch the knobs; prints the pft flags the mode needs
@@ -28,7 +28,7 @@ mode() {
 	on-max) echo 1 >$PF; echo 31 >$MAXP; thp_set never; echo "" ;;
 	mthp64k) echo 0 >$PF; thp_set always; echo "-H" ;;
 	mthp64k+on) echo 1 >$PF; echo 16 >$MAXP; thp_set always; echo "-H" ;;
-	mthp64k+on-max) echo 1 >$PF; echo 31 >$MAXP; thp_set always; echo "-H" ;;
+	auto64k+on) echo 1 >$PF; echo 16 >$MAXP; thp_set auto; echo "-H" ;;
 	populate) echo 0 >$PF; thp_set never; echo "-P" ;;
 	esac
 }

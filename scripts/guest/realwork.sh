@@ -9,7 +9,7 @@
 #   py    python3.11 building, sorting and serialising lists and dicts
 #   sort  GNU sort over a generated text file
 #   xz    xz -6 compressing a generated text file
-# Modes off, on, mthp64k and mthp64k+on (modes.sh). In each round every
+# Modes off, on, mthp64k, mthp64k+on and auto64k+on (modes.sh). In each round every
 # workload runs once in every mode, the order of the modes rotating from
 # round to round; a warm-up round 0 runs each workload once, prefault
 # off, and is discarded. Each run prints
@@ -23,7 +23,7 @@
 ROUNDS=${1:-3}
 # The largest window (on-max) is measured by the benchmark only: each
 # mode here adds a quarter to the time of this section.
-MODES="off on mthp64k mthp64k+on"
+MODES="off on mthp64k mthp64k+on auto64k+on"
 WORKLOADS="cc sh py sort xz"
 NCPU=$(grep -c ^processor /proc/cpuinfo)
 SH_CHECKS=${AP_REAL_SH:-40}

@@ -3878,7 +3878,7 @@ static void test_mte(const char *name)
 	ok = mte_one(name, 0, false, &recycled);
 	ok &= mte_one(name, 1, false, &recycled);
 	/* Windows of 64 KiB folios, where the predictor sizes mTHP faults */
-	ret = ap_mthp_only(64);
+	ret = ap_mthp_only(64, "auto");
 	if (ret)
 		tmsg(name, "no 64 KiB mTHP (%s): windows of large folios not tested\n",
 		     strerror(-ret));

@@ -1,27 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Anticipatory anonymous prefault with mTHP: the predictor chooses the
- * folio order of write faults in VMAs where 64 KiB mTHP is allowed.
+ * Anticipatory anonymous prefault with mTHP: a size set to "auto" is used
+ * where the predictor sees a stream, and a size enabled "always" is used
+ * exactly as mTHP alone uses it.
  *
- * With only the 64 KiB size enabled ("always"), every test runs an access
- * pattern on a fresh PMD aligned region and compares what the kernel did
- * with a model of the predictor: minor faults (getrusage), the pages
- * populated (pagemap), the order and alignment of the folio of every page
- * (pagemap and /proc/kpageflags), the mTHP statistics of the 64 KiB size
- * and the anon_prefault counters of /proc/vmstat. All of them are exact.
+ * With only the 64 KiB size enabled ("auto" or "always"), every test runs
+ * an access pattern on a fresh PMD aligned region and compares what the
+ * kernel did with what mTHP alone, the order-0 window or the predictor
+ * would have done: minor faults (getrusage), the pages populated
+ * (pagemap), the order and alignment of the folio of every page (pagemap
+ * and /proc/kpageflags), the mTHP statistics of the 64 KiB size and the
+ * anon_prefault counters of /proc/vmstat. All of them are exact.
  *
- *  - seq_order: a sequential writer ramps up through single pages to one
- *    64 KiB folio per fault and then to several; a stream that starts off
- *    the 64 KiB alignment maps single pages up to it.
+ *  - seq_order: with "auto", a sequential writer ramps up through single
+ *    pages to one 64 KiB folio per fault and then to two; a stream that
+ *    starts off the 64 KiB alignment maps single pages up to it.
  *  - sparse: stride 2, stride 4 and random pages, no two of them
- *    neighbours, map only the pages touched (mTHP alone maps 64 KiB per
- *    fault there).
+ *    neighbours: "always" maps 64 KiB per fault with the predictor on as
+ *    with it off; "auto" maps only the pages touched.
  *  - fallback: a populated page in the way of a 64 KiB folio makes the
- *    fault map single pages instead; windows stop in front of it.
- *  - eligibility: mTHP's own rules are untouched: with vm.anon_prefault=0,
- *    MADV_RANDOM, MADV_HUGEPAGE, MADV_NOHUGEPAGE, PR_SET_THP_DISABLE or no
- *    mTHP size enabled, the faults are those of mTHP alone or of the
- *    order-0 window.
+ *    fault map single pages instead; windows stop in front of them.
+ *  - eligibility: "always" is mTHP alone with vm.anon_prefault on or off
+ *    and under MADV_RANDOM; "auto" maps single pages with the sysctl off
+ *    and under MADV_RANDOM, 64 KiB folios under MADV_HUGEPAGE, order-0
+ *    windows under MADV_NOHUGEPAGE and PR_SET_THP_DISABLE.
+ *  - sysfs: "auto" is offered and read back for the 64 KiB size, and
+ *    refused (EINVAL) for the PMD size.
+ *  - cap: with 16, 64, 256 and 1024 KiB "auto", a stream that stops
+ *    leaves no more untouched pages mapped than the documented cap allows,
+ *    nor than it had written, and none past its page table.
  *  - tail_zero: the pages a window maps ahead of a stream that stops read
  *    zero, and the data written survives fork.
  */
@@ -120,9 +127,10 @@ static void counts_read(struct counts *c)
 /* ------------------------------------------------------------------------ */
 
 enum model_kind {
-	M_PREFAULT,	/* vm.anon_prefault=1, the predictor sizes the fault */
-	M_MTHP,		/* mTHP alone: sysctl off, or a VMA the predictor skips */
+	M_PREFAULT,	/* "auto": the predictor sizes the fault */
+	M_MTHP,		/* mTHP alone: "always", or "auto" under MADV_HUGEPAGE */
 	M_ORDER0,	/* the predictor, with no large folio allowed */
+	M_NONE,		/* one page per fault */
 };
 
 struct model {
@@ -168,10 +176,14 @@ static void model_map(struct model *m, unsigned long p, unsigned int order)
 /* A write fault at page @p, which is not populated. */
 static void model_fault(struct model *m, unsigned long p)
 {
-	unsigned long fsz = 1UL << forder, end, nr, i, n;
+	unsigned long fsz = 1UL << forder, end, nr, i, n, cap;
 	unsigned int k, fo = 0, max;
 
 	m->c.minflt++;
+	if (m->kind == M_NONE) {
+		model_map(m, p, 0);
+		return;
+	}
 	if (m->kind == M_MTHP) {
 		unsigned long a = p & ~(fsz - 1);
 
@@ -189,7 +201,9 @@ static void model_fault(struct model *m, unsigned long p)
 		nr = 1;
 		m->next = p + 1;
 	} else {
-		max = MAX_ORDER_0 + (m->kind == M_PREFAULT ? forder : 0);
+		/* The ramp ends at windows of two 64 KiB folios */
+		max = m->kind == M_PREFAULT && forder + 1 > MAX_ORDER_0 ?
+		      forder + 1 : MAX_ORDER_0;
 		k = m->order + 1 < max ? m->order + 1 : max;
 		if (m->kind == M_PREFAULT && k >= forder)
 			fo = forder;
@@ -201,11 +215,17 @@ static void model_fault(struct model *m, unsigned long p)
 
 			if (al < end)
 				end = al;
+			/* The order does not grow past the pages mapped */
+			k = m->order;
 			fo = 0;
 		}
 		nr = 1UL << (k - fo);
-		if (nr > m->max_pages)
-			nr = m->max_pages;
+		/* max_pages pages, or two folios where that is more */
+		cap = m->max_pages >> fo;
+		if (fo && cap < 2)
+			cap = 2;
+		if (nr > cap)
+			nr = cap;
 		if (nr > (end - p) >> fo)
 			nr = (end - p) >> fo;
 		m->order = k;
@@ -415,12 +435,14 @@ static unsigned long *seq_order(unsigned long first, unsigned long last)
 	return o;
 }
 
-static void mthp_64k(void)
+/* Only the 64 KiB size, set to @policy ("auto", "always") */
+static void mthp_64k(const char *policy)
 {
-	int ret = ap_mthp_only(FOLIO_KB);
+	int ret = ap_mthp_only(FOLIO_KB, policy);
 
 	if (ret)
-		ksft_exit_fail_msg("64 KiB mTHP: %s\n", strerror(-ret));
+		ksft_exit_fail_msg("64 KiB mTHP %s: %s\n", policy,
+				   strerror(-ret));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -503,38 +525,53 @@ static unsigned long *pattern(const char *pat, unsigned long pages,
 	return o;
 }
 
-/* 2. Sparse access: only the pages touched, with prefault; 64 KiB without. */
+/*
+ * 2. Sparse access: "always" maps 64 KiB per fault whether the predictor is
+ * on or off; "auto" maps only the pages touched.
+ */
 static void test_sparse(void)
 {
 	static const char * const pats[] = { "stride2", "stride4", "random" };
+	static const struct {
+		const char *policy;
+		int on;
+		enum model_kind kind;
+	} modes[] = {
+		{ "always", 0, M_MTHP },
+		{ "always", 1, M_MTHP },
+		{ "auto", 1, M_PREFAULT },
+	};
 	unsigned long pages = REGION_PAGES, n, i;
-	unsigned int a, on;
+	unsigned int a, b;
 	char name[64];
 
 	for (a = 0; a < 3; a++) {
-		for (on = 0; on < 2; on++) {
+		for (b = 0; b < 3; b++) {
 			struct model m;
 			unsigned long *o = pattern(pats[a], pages, &n);
 			unsigned long pop = 0;
 			bool ok;
 
-			snprintf(name, sizeof(name), "sparse %s prefault %s",
-				 pats[a], on ? "on" : "off");
-			ap_set_sysctls(on, 16);
-			model_init(&m, on ? M_PREFAULT : M_MTHP, 16, pages);
+			snprintf(name, sizeof(name), "sparse %s %s prefault %s",
+				 pats[a], modes[b].policy,
+				 modes[b].on ? "on" : "off");
+			mthp_64k(modes[b].policy);
+			ap_set_sysctls(modes[b].on, 16);
+			model_init(&m, modes[b].kind, 16, pages);
 			ok = run_pattern(name, &m, o, n, -1);
 			for (i = 0; i < pages; i++)
 				pop += !!m.pg[i];
 			ksft_print_msg("%s: RSS per touched page %.2f\n", name,
 				       (double)pop / n);
-			/* Prefault maps exactly the pages touched here */
-			if (on && pop != n)
+			/* "auto" maps exactly the pages touched here */
+			if (modes[b].kind == M_PREFAULT && pop != n)
 				ok = false;
 			free(m.pg);
 			free(o);
 			ksft_test_result(ok, "%s\n", name);
 		}
 	}
+	mthp_64k("auto");
 }
 
 /* 3. A populated page where a 64 KiB folio would go. */
@@ -579,7 +616,23 @@ static void test_fallback(void)
 	ksft_test_result(ok, "fallback: populated pages in the way\n");
 }
 
-/* 4. mTHP's eligibility rules and the switch stay the gate. */
+/* One eligibility case: @o[0..n) with @policy, the sysctl @on, @advice. */
+static void eligible(const char *name, const char *policy, int on,
+		     enum model_kind kind, unsigned long *o, unsigned long n,
+		     int advice)
+{
+	struct model m;
+	bool ok;
+
+	mthp_64k(policy);
+	ap_set_sysctls(on, 16);
+	model_init(&m, kind, 16, REGION_PAGES);
+	ok = run_pattern(name, &m, o, n, advice);
+	free(m.pg);
+	ksft_test_result(ok, "eligibility: %s\n", name);
+}
+
+/* 4. mTHP's eligibility rules and the administrator's sizes stay the gate. */
 static void test_eligibility(void)
 {
 	unsigned long pages = REGION_PAGES, *o = seq_order(0, pages);
@@ -588,27 +641,24 @@ static void test_eligibility(void)
 	unsigned long n;
 	bool ok;
 
-	/* vm.anon_prefault=0: mTHP alone */
-	ap_set_sysctls(0, 16);
-	model_init(&m, M_MTHP, 16, pages);
-	ok = run_pattern("sysctl off", &m, o, pages, -1);
-	free(m.pg);
-	ksft_test_result(ok, "eligibility: vm.anon_prefault=0 is mTHP alone\n");
-
-	/* MADV_RANDOM: the predictor has no say, mTHP decides */
-	ap_set_sysctls(1, 16);
+	/* "always" is the administrator's: mTHP alone, predictor or not */
+	eligible("always, vm.anon_prefault=0 is mTHP alone", "always", 0,
+		 M_MTHP, o, pages, -1);
+	eligible("always, vm.anon_prefault=1 is mTHP alone", "always", 1,
+		 M_MTHP, o, pages, -1);
 	s = pattern("stride4", pages, &n);
-	model_init(&m, M_MTHP, 16, pages);
-	ok = run_pattern("MADV_RANDOM", &m, s, n, MADV_RANDOM);
-	free(m.pg);
+	eligible("always, MADV_RANDOM is mTHP alone", "always", 1, M_MTHP,
+		 s, n, MADV_RANDOM);
+	/* "auto" needs the predictor: single pages without it */
+	eligible("auto, vm.anon_prefault=0 maps single pages", "auto", 0,
+		 M_NONE, o, pages, -1);
+	eligible("auto, MADV_RANDOM maps single pages", "auto", 1, M_NONE,
+		 s, n, MADV_RANDOM);
 	free(s);
-	ksft_test_result(ok, "eligibility: MADV_RANDOM is mTHP alone\n");
-
-	/* MADV_HUGEPAGE asked for large folios: mTHP decides */
-	model_init(&m, M_MTHP, 16, pages);
-	ok = run_pattern("MADV_HUGEPAGE", &m, o, pages, MADV_HUGEPAGE);
-	free(m.pg);
-	ksft_test_result(ok, "eligibility: MADV_HUGEPAGE is mTHP alone\n");
+	/* MADV_HUGEPAGE asked for large folios: "auto" is used as "always" */
+	eligible("auto, MADV_HUGEPAGE is mTHP alone", "auto", 1, M_MTHP,
+		 o, pages, MADV_HUGEPAGE);
+	mthp_64k("auto");
 
 	/* MADV_NOHUGEPAGE: no large folio, the order-0 window */
 	model_init(&m, M_ORDER0, 16, pages);
@@ -627,17 +677,99 @@ static void test_eligibility(void)
 	ksft_test_result(ok, "eligibility: PR_SET_THP_DISABLE maps order-0 windows\n");
 
 	/* No mTHP size enabled: the order-0 window, nothing lowered */
-	if (ap_mthp_only(0) != -ENOENT)
+	if (ap_mthp_only(0, "never") != -ENOENT)
 		ksft_exit_fail_msg("cannot disable mTHP\n");
 	model_init(&m, M_ORDER0, 16, pages);
 	ok = run_pattern("mTHP never", &m, o, pages, -1);
 	free(m.pg);
-	mthp_64k();
+	mthp_64k("auto");
 	ksft_test_result(ok, "eligibility: no mTHP size maps order-0 windows\n");
 	free(o);
 }
 
-/* 5. Pages mapped ahead read zero; the data survives fork. */
+/* 5. "auto" in sysfs: offered below the PMD size, refused at it. */
+static void test_sysfs(void)
+{
+	char path[128], buf[128], before[128];
+	bool ok;
+	int ret;
+
+	snprintf(path, sizeof(path), AP_THP_DIR "/hugepages-%ukB/enabled",
+		 FOLIO_KB);
+	mthp_64k("auto");
+	ok = !ap_read_file(path, buf, sizeof(buf)) &&
+	     !strcmp(buf, "always inherit madvise [auto] never");
+	if (!ok)
+		ksft_print_msg("sysfs: %s reads \"%s\"\n", path, buf);
+	snprintf(path, sizeof(path), AP_THP_DIR "/hugepages-%lukB/enabled",
+		 PMD_SZ >> 10);
+	if (ap_read_file(path, before, sizeof(before)) ||
+	    strstr(before, "auto")) {
+		ksft_print_msg("sysfs: %s reads \"%s\"\n", path, before);
+		ok = false;
+	}
+	ret = ap_write_file(path, "auto");
+	if (ret != -EINVAL || ap_read_file(path, buf, sizeof(buf)) ||
+	    strcmp(buf, before)) {
+		ksft_print_msg("sysfs: \"auto\" for the PMD size: %s, reads \"%s\"\n",
+			       strerror(-ret), buf);
+		ok = false;
+	}
+	ksft_test_result(ok, "sysfs: auto below the PMD size only\n");
+}
+
+/*
+ * 6. With 16, 64, 256 and 1024 KiB "auto", sequential writers that stop
+ * after @stop pages: what they leave mapped and untouched is at most the
+ * documented cap (max_pages pages, or two of the largest folios), never
+ * more than they wrote, and nothing past the page table of their last page.
+ */
+static void test_cap(void)
+{
+	static const unsigned int kb[] = { 16, 64, 256, 1024 };
+	static const unsigned long stops[] = { 1, 2, 5, 17, 100, 300, 773, 1000 };
+	unsigned long pages = REGION_PAGES, i, j, pmd = PMD_SZ / pagesize;
+	unsigned long cap = 2 * (1024 * 1024 / pagesize);
+	size_t len = pages * pagesize;
+	bool ok = true;
+	int ret;
+	char *p;
+
+	ret = ap_mthp_set(kb, 4, "auto");
+	if (ret) {
+		ksft_test_result_skip("cap: 16/64/256/1024 KiB mTHP: %s\n",
+				      strerror(-ret));
+		mthp_64k("auto");
+		return;
+	}
+	ap_set_sysctls(1, 16);
+	for (i = 0; i < ARRAY_SIZE(stops); i++) {
+		unsigned long stop = stops[i], extra = 0, far = 0;
+
+		p = map_region(len);
+		reset_prediction();
+		for (j = 0; j < stop; j++)
+			poke(p + j * pagesize, 1);
+		for (j = stop; j < pages; j++) {
+			if (!pagemap_is_populated(pagemap_fd, p + j * pagesize))
+				continue;
+			extra++;
+			far += j / pmd != (stop - 1) / pmd;
+		}
+		ksft_print_msg("cap: stop after %lu pages: %lu untouched pages mapped\n",
+			       stop, extra);
+		if (extra > stop || extra > cap - 1 || far) {
+			ksft_print_msg("cap: %lu untouched (bound %lu), %lu past the page table\n",
+				       extra, stop < cap - 1 ? stop : cap - 1, far);
+			ok = false;
+		}
+		unmap_region(p, len);
+	}
+	mthp_64k("auto");
+	ksft_test_result(ok, "cap: a stream that stops, 16K to 1M auto\n");
+}
+
+/* 7. Pages mapped ahead read zero; the data survives fork. */
 static void test_tail_zero(void)
 {
 	unsigned long pages = REGION_PAGES, stop = 300, i, bad = 0;
@@ -692,7 +824,7 @@ static void test_tail_zero(void)
 	ksft_test_result(!bad, "tail_zero: ahead pages zero, data kept over fork\n");
 }
 
-#define NR_TESTS	(6 + 6 + 1 + 6 + 1)
+#define NR_TESTS	(6 + 9 + 1 + 9 + 1 + 1 + 1)
 
 static void skip_all(const char *why)
 {
@@ -720,7 +852,7 @@ int main(void)
 	if (pagemap_fd < 0 || kpageflags_fd < 0)
 		skip_all("needs /proc/self/pagemap and /proc/kpageflags (root)");
 	ap_save_sysctls();
-	mthp_64k();
+	mthp_64k("auto");
 	/* The helpers' own memory in place before anything is counted */
 	counts_read(&warm);
 	reset_prediction();
@@ -729,6 +861,8 @@ int main(void)
 	test_sparse();
 	test_fallback();
 	test_eligibility();
+	test_sysfs();
+	test_cap();
 	test_tail_zero();
 	ksft_finished();
 }

@@ -624,7 +624,7 @@ static char *page_addr(struct arena *a, unsigned long idx)
 	return a->base + idx * pagesize;
 }
 
-/* -H: 64 KiB mTHP "always", and no MADV_NOHUGEPAGE on the arenas */
+/* -H: 64 KiB mTHP "auto", and no MADV_NOHUGEPAGE on the arenas */
 static bool use_mthp;
 
 /* MADV_NOHUGEPAGE, unless the test runs with 64 KiB mTHP (-H). */
@@ -1803,7 +1803,7 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f, "Usage: %s [-h] [-H] [-d seconds] [-t threads]\n", prog);
 	fprintf(f, "  -h          show this help\n");
-	fprintf(f, "  -H          64 KiB mTHP \"always\" (other sizes \"never\"),\n");
+	fprintf(f, "  -H          64 KiB mTHP \"auto\" (other sizes \"never\"),\n");
 	fprintf(f, "              arenas without MADV_NOHUGEPAGE\n");
 	fprintf(f, "  -d seconds  planned run time, split between the max_pages 31 and 16\n");
 	fprintf(f, "              phases (default %d); a phase runs on until\n",
@@ -1899,12 +1899,12 @@ int main(int argc, char **argv)
 	}
 
 	if (use_mthp) {
-		ret = ap_mthp_only(64);
+		ret = ap_mthp_only(64, "auto");
 		if (ret) {
 			ksft_print_msg("64 KiB mTHP: %s\n", strerror(-ret));
 			skip_all("64 KiB mTHP not available");
 		}
-		ksft_print_msg("64 KiB mTHP always: the predictor sizes the folios\n");
+		ksft_print_msg("64 KiB mTHP auto: the predictor sizes the folios\n");
 	}
 	ksm_start();
 	if (have_sysctl) {

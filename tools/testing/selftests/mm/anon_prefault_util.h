@@ -278,20 +278,21 @@ static inline void ap_mthp_restore(void)
 }
 
 /*
- * Allow anonymous large folios of @kb KiB only, "always": every other mTHP
- * size (the PMD size included) "never". The settings are saved the first
- * time and restored at exit. Returns 0, or -errno if the size does not
- * exist or a setting cannot be written.
+ * Set the @n anonymous mTHP sizes @kb (KiB) to @policy ("always", "auto",
+ * ...) and every other size (the PMD size included) to "never". The
+ * settings are saved the first time and restored at exit. Returns 0, or
+ * -errno if a size does not exist or a setting cannot be written.
  */
-static inline int ap_mthp_only(unsigned int kb)
+static inline int ap_mthp_set(const unsigned int *kb, unsigned int n,
+			      const char *policy)
 {
-	char path[128], want[32], cur[64];
+	char path[128], name[32], cur[64];
 	bool first = !ap_thp_saved.owner;
+	unsigned int found = 0, k;
 	struct dirent *de;
-	int ret = -ENOENT;
+	int ret = 0;
 	DIR *d;
 
-	snprintf(want, sizeof(want), "hugepages-%ukB", kb);
 	d = opendir(AP_THP_DIR);
 	if (!d)
 		return -errno;
@@ -321,25 +322,28 @@ static inline int ap_mthp_only(unsigned int kb)
 				ap_thp_saved.nr++;
 			}
 		}
-		if (!strcmp(de->d_name, want)) {
-			ret = ap_write_file(path, "always");
-			if (ret)
+		for (k = 0; k < n; k++) {
+			snprintf(name, sizeof(name), "hugepages-%ukB", kb[k]);
+			if (!strcmp(de->d_name, name))
 				break;
-		} else {
-			int err = ap_write_file(path, "never");
-
-			if (err) {
-				ret = err;
-				break;
-			}
 		}
+		found += k < n;
+		ret = ap_write_file(path, k < n ? policy : "never");
+		if (ret)
+			break;
 	}
 	closedir(d);
 	if (first) {
 		ap_thp_saved.owner = getpid();
 		atexit(ap_mthp_restore);
 	}
-	return ret;
+	return ret ?: (found == n ? 0 : -ENOENT);
+}
+
+/* Set anonymous mTHP of @kb KiB only to @policy (ap_mthp_set()). */
+static inline int ap_mthp_only(unsigned int kb, const char *policy)
+{
+	return ap_mthp_set(&kb, 1, policy);
 }
 
 #endif /* __ANON_PREFAULT_UTIL_H */
