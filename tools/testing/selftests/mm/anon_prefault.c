@@ -793,7 +793,6 @@ static void test_sparse(const char *name)
 {
 	const unsigned long pages = 1024;
 	unsigned long *order, i, n;
-	bool taken[1024] = { false };
 	bool ok = true;
 
 	order = malloc(pages * sizeof(*order));
@@ -820,17 +819,7 @@ static void test_sparse(const char *name)
 	 * no fault lands next to an earlier one, so none can continue a
 	 * stream in either direction and every fault is a miss.
 	 */
-	for (i = 0; i < pages; i++)
-		order[i] = i;
-	ap_shuffle(order, pages, &rng_state);
-	for (n = 0, i = 0; i < pages; i++) {
-		unsigned long pg = order[i];
-
-		if ((pg && taken[pg - 1]) || (pg + 1 < pages && taken[pg + 1]))
-			continue;
-		taken[pg] = true;
-		order[n++] = pg;
-	}
+	n = ap_random_apart(order, pages, &rng_state);
 	ok &= sparse_one(name, "random-apart", order, n, true);
 	free(order);
 	ksft_test_result(ok, "%s\n", name);

@@ -501,23 +501,7 @@ static unsigned long *pattern(const char *pat, unsigned long pages,
 		ksft_exit_fail_perror("malloc");
 	*n = 0;
 	if (!strcmp(pat, "random")) {
-		unsigned char *taken = calloc(pages, 1);
-
-		if (!taken)
-			ksft_exit_fail_perror("calloc");
-		for (i = 0; i < pages; i++)
-			o[i] = i;
-		ap_shuffle(o, pages, &rng_state);
-		for (i = 0; i < pages; i++) {
-			unsigned long pg = o[i];
-
-			if ((pg && taken[pg - 1]) ||
-			    (pg + 1 < pages && taken[pg + 1]))
-				continue;
-			taken[pg] = 1;
-			o[(*n)++] = pg;
-		}
-		free(taken);
+		*n = ap_random_apart(o, pages, &rng_state);
 		return o;
 	}
 	for (i = 0; i < pages; i += pat[6] - '0')

@@ -251,6 +251,36 @@ static inline void ap_shuffle(unsigned long *a, unsigned long n,
 	}
 }
 
+/*
+ * Fill @a with pages of [0, @pages) chosen at random (ap_shuffle() from
+ * @state), no two of them neighbours, in random order, and return how many:
+ * no fault on them lands next to an earlier one, so none can continue a
+ * stream of faults in either direction.
+ */
+static inline unsigned long ap_random_apart(unsigned long *a,
+					    unsigned long pages,
+					    uint64_t *state)
+{
+	unsigned char *taken = calloc(pages, 1);
+	unsigned long i, n = 0;
+
+	if (!taken)
+		ksft_exit_fail_perror("calloc");
+	for (i = 0; i < pages; i++)
+		a[i] = i;
+	ap_shuffle(a, pages, state);
+	for (i = 0; i < pages; i++) {
+		unsigned long pg = a[i];
+
+		if ((pg && taken[pg - 1]) || (pg + 1 < pages && taken[pg + 1]))
+			continue;
+		taken[pg] = 1;
+		a[n++] = pg;
+	}
+	free(taken);
+	return n;
+}
+
 /* mTHP sizes whose "enabled" setting ap_mthp_only() changed. */
 #define AP_THP_DIR		"/sys/kernel/mm/transparent_hugepage"
 #define AP_THP_SIZES		16
