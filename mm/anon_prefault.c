@@ -26,8 +26,9 @@
  * "auto" orders and then to several large folios per fault. mTHP's own
  * rules decide which orders a VMA may use at all. Sizes enabled otherwise
  * (always, inherit, madvise) are mTHP's alone: a fault they serve gets the
- * folio mTHP allocates, whatever the predictor thinks of it. A stream
- * walking downwards maps single pages.
+ * folio mTHP allocates, whatever the predictor thinks of it, and a window
+ * never reaches into a block that a folio of such a size may fill. A
+ * stream walking downwards maps single pages.
  *
  * madvise() steers it per region, reusing the advice that file readahead
  * already reads: MADV_RANDOM (VM_RAND_READ) maps one page per fault,
@@ -206,6 +207,23 @@ static unsigned int anon_prefault_folio_order(unsigned long orders,
 	return orders ? highest_order(orders) : 0;
 }
 
+/*
+ * The order of the smallest mTHP size the administrator enabled for faults
+ * in @vma ("always", "inherit", or "madvise" and "auto" in an MADV_HUGEPAGE
+ * region), 0 if none. A window stays inside the naturally aligned block of
+ * that order around its fault: a block that a folio of an enabled size may
+ * fill at a fault of its own is left to that fault.
+ */
+static unsigned int anon_prefault_block_order(struct vm_area_struct *vma)
+{
+	unsigned long orders;
+
+	orders = thp_vma_allowable_orders(vma, vma->vm_flags,
+					  TVA_IN_PF | TVA_ENFORCE_SYSFS,
+					  BIT(PMD_ORDER) - 1);
+	return orders ? __ffs(orders) : 0;
+}
+
 /**
  * anon_prefault_window - size of the window for an anonymous write fault
  * @vmf: the fault
@@ -219,7 +237,9 @@ static unsigned int anon_prefault_folio_order(unsigned long orders,
  * (anon_prefault_down()), the fault should map: 1 on a miss and where the
  * predictor has no say about this VMA (mlocked, userfaultfd or
  * MADV_RANDOM). The window never passes the ends of the VMA nor those of
- * the page table that maps the faulting address, and holds at most
+ * the page table that maps the faulting address, nor those of the
+ * naturally aligned block around it of the smallest mTHP size enabled for
+ * the VMA (anon_prefault_block_order()), and holds at most
  * vm.anon_prefault_max_pages pages, or two folios where its folios are
  * larger than half of that.
  *
@@ -240,7 +260,7 @@ unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 	/* The largest order mTHP allows, 0 for single pages only */
 	unsigned int top = orders ? highest_order(orders) : 0;
 	struct anon_prefault_stream *s;
-	unsigned int order, fo = 0, nr;
+	unsigned int order, fo = 0, nr, bo;
 	unsigned long room;
 
 	*forder = 0;
@@ -269,13 +289,20 @@ unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 	else
 		order = min(s->order + 1, max(ANON_PREFAULT_MAX_ORDER, top + 1));
 
+	/* The block of the smallest mTHP size enabled, if any */
+	bo = anon_prefault_block_order(vma);
 	if (s->dir < 0) {
-		/* Pages from the fault down to the VMA or page table start */
-		room = (addr - max(vma->vm_start, addr & PMD_MASK)) /
-		       PAGE_SIZE + 1;
+		unsigned long start = max(vma->vm_start, addr & PMD_MASK);
+
+		if (bo)
+			start = max(start, ALIGN_DOWN(addr, PAGE_SIZE << bo));
+		/* Pages from the fault down to the VMA, page table or block */
+		room = (addr - start) / PAGE_SIZE + 1;
 	} else {
 		unsigned long end = pmd_addr_end(addr, vma->vm_end);
 
+		if (bo)
+			end = min(end, ALIGN(addr + PAGE_SIZE, PAGE_SIZE << bo));
 		fo = anon_prefault_folio_order(orders, order);
 		if (fo && !IS_ALIGNED(addr, PAGE_SIZE << fo)) {
 			/*

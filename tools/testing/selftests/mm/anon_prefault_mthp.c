@@ -808,7 +808,97 @@ static void test_tail_zero(void)
 	ksft_test_result(!bad, "tail_zero: ahead pages zero, data kept over fork\n");
 }
 
-#define NR_TESTS	(6 + 9 + 1 + 9 + 1 + 1 + 1)
+/*
+ * One writer of test_edges(): the VMA is pages [@first, @last) of a fresh
+ * PMD aligned region, written once per page upwards, or downwards if @down,
+ * with vm.anon_prefault=@on. Sets @ord[i] to the folio order of page i
+ * (page_order()) and returns the minor faults taken.
+ */
+static long edge_run(unsigned long first, unsigned long last, bool down,
+		     int on, int *ord)
+{
+	size_t len = REGION_PAGES * pagesize;
+	struct counts before, after;
+	unsigned long i;
+	char *p;
+
+	ap_set_sysctls(on, 16);
+	p = map_region(len);
+	if (first && munmap(p, first * pagesize))
+		ksft_exit_fail_perror("munmap");
+	if (last < REGION_PAGES &&
+	    munmap(p + last * pagesize, (REGION_PAGES - last) * pagesize))
+		ksft_exit_fail_perror("munmap");
+	reset_prediction();
+	counts_read(&before);
+	for (i = 0; i < last - first; i++)
+		poke(p + (down ? last - 1 - i : first + i) * pagesize, 1);
+	counts_read(&after);
+	for (i = first; i < last; i++)
+		ord[i] = page_order(p, i);
+	unmap_region(p, len);
+	return after.minflt - before.minflt;
+}
+
+/*
+ * 8. "always" in a VMA that starts or ends inside a 64 KiB block: mTHP maps
+ * single pages in that partial block and a 64 KiB folio in each whole one.
+ * The order-0 windows of the sysctl on must stay inside the partial block:
+ * every page gets the folio it gets with the sysctl off, measured, not
+ * modelled, and the writer takes no more faults. (A window that ran on
+ * populated the next block before its fault, and mTHP mapped single pages
+ * from there on.)
+ */
+static void test_edges(void)
+{
+	static const struct {
+		unsigned long first, last;
+		bool down;
+	} c[] = {
+		{ 3, 0, false },
+		{ 5, 0, false },
+		{ 0, 9, true },	/* @last 9 pages into the region's last block */
+	};
+	unsigned long n = REGION_PAGES, i, k, bad, big;
+	int *ord[2];
+	long flt[2];
+	int on;
+
+	ord[0] = calloc(n, sizeof(int));
+	ord[1] = calloc(n, sizeof(int));
+	if (!ord[0] || !ord[1])
+		ksft_exit_fail_perror("calloc");
+	mthp_64k("always");
+	for (k = 0; k < ARRAY_SIZE(c); k++) {
+		unsigned long first = c[k].first;
+		unsigned long last = c[k].last ?
+			n - (1UL << forder) + c[k].last : n;
+
+		for (on = 0; on < 2; on++)
+			flt[on] = edge_run(first, last, c[k].down, on, ord[on]);
+		for (bad = 0, big = 0, i = first; i < last; i++) {
+			big += ord[0][i] == (int)forder;
+			if (ord[1][i] != ord[0][i] && bad++ < 4)
+				ksft_print_msg("edges %lu: page %lu: order %d on, %d off\n",
+					       k, i, ord[1][i], ord[0][i]);
+		}
+		ksft_print_msg("edges %lu: pages %lu..%lu %s: %ld faults on, %ld off\n",
+			       k, first, last, c[k].down ? "down" : "up",
+			       flt[1], flt[0]);
+		ksft_print_msg("edges %lu: %lu pages in 64 KiB folios off, %lu differ on\n",
+			       k, big, bad);
+		ksft_test_result(!bad && big && flt[1] <= flt[0],
+				 "edges: always, VMA %s %lu pages into a 64 KiB block, written %s: folios as mTHP alone\n",
+				 c[k].last ? "ending" : "starting",
+				 c[k].last ? c[k].last : first,
+				 c[k].down ? "downwards" : "upwards");
+	}
+	mthp_64k("auto");
+	free(ord[0]);
+	free(ord[1]);
+}
+
+#define NR_TESTS	(6 + 9 + 1 + 9 + 1 + 1 + 1 + 3)
 
 static void skip_all(const char *why)
 {
@@ -848,5 +938,6 @@ int main(void)
 	test_sysfs();
 	test_cap();
 	test_tail_zero();
+	test_edges();
 	ksft_finished();
 }
