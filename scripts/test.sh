@@ -365,12 +365,20 @@ fi
 # A movable zone: the =y kernel with movablecore=, where the functional
 # test's longterm_pin case runs (a FOLL_LONGTERM pin gets no page from
 # ZONE_MOVABLE, mapped ahead or not); the other boots have no movable zone
-# and report it as SKIP (README).
-if [ $HAS_FEATURE = 1 ] && [ -x "$BUILD/guest/anon_prefault" ] &&
-   boot_and_check guest-pin "$OBJ_Y" case SMP=2 MEM=512M \
-	GUEST_APPEND="movablecore=50% ap.case=longterm_pin"; then
-	count_results guest-pin "$BUILD/boot-guest-pin/results.log" \
-		"$(suites_of case)"
+# and report it as SKIP (README). The same boot sets the mTHP sizes with
+# thp_anon=, "auto" among them once the series offers it, and checks them
+# (thp_boot) before the job sets every size to never.
+if [ $HAS_FEATURE = 1 ] && [ -x "$BUILD/guest/anon_prefault" ]; then
+	thp="thp_anon=64K:always ap.thp_expect=64kB:always,2048kB:never"
+	if grep -qs 'strcmp(policy, "auto")' "$SRC/mm/huge_memory.c"; then
+		thp="thp_anon=32K:auto;64K:always thp_anon=2M:auto"
+		thp="$thp ap.thp_expect=32kB:auto,64kB:always,2048kB:never ap.thp_refused=2M:auto"
+	fi
+	if boot_and_check guest-pin "$OBJ_Y" case SMP=2 MEM=512M \
+		GUEST_APPEND="movablecore=50% ap.case=longterm_pin $thp"; then
+		count_results guest-pin "$BUILD/boot-guest-pin/results.log" \
+			"$(suites_of case),thp_boot"
+	fi
 fi
 
 # make run's instruction clock (QEMU -icount, always TCG, one virtual

@@ -60,6 +60,35 @@ cpu_report() {
 	echo "ok 1 CPU features reported # MTE: $mte, hardware access/dirty flags: $dbm"
 }
 
+# The mTHP states the boot's thp_anon= parameters set, read before run_job
+# sets every size to never: $1 = SIZE:STATE[,SIZE:STATE...] (SIZE as in
+# hugepages-SIZE), each of which hugepages-SIZE/enabled must show
+# selected; $2 = a thp_anon= value the kernel must have refused (its
+# "error parsing string" message), or empty.
+thp_boot() {
+	n=$(echo "$1" | tr , ' ' | wc -w)
+	[ -n "$2" ] && n=$((n + 1))
+	echo "TAP version 13"
+	echo "1..$n"
+	i=0
+	for e in $(echo "$1" | tr , ' '); do
+		i=$((i + 1))
+		v=$(cat "/sys/kernel/mm/transparent_hugepage/hugepages-${e%%:*}/enabled" 2>&1)
+		case $v in
+		*"[${e#*:}]"*) echo "ok $i thp_anon= set ${e%%:*} to ${e#*:} ($v)" ;;
+		*) echo "not ok $i thp_anon= did not set ${e%%:*} to ${e#*:} ($v)" ;;
+		esac
+	done
+	if [ -n "$2" ]; then
+		i=$((i + 1))
+		if dmesg | grep -F -q "thp_anon=$2: error parsing string"; then
+			echo "ok $i thp_anon=$2 refused"
+		else
+			echo "not ok $i thp_anon=$2 not refused"
+		fi
+	fi
+}
+
 # Value of ap.NAME= on the kernel command line, or $2.
 arg() {
 	v=$(sed -n "s/.*ap\.$1=\([^ ]*\).*/\1/p" /proc/cmdline)
@@ -134,6 +163,8 @@ feature_tests() {
 # stress-ng (the race stress test 30 s, 10 s with mTHP), on arm64
 # (cross-built kernel and programs, QEMU's virt machine with MTE).
 run_job() {
+	[ -n "$(arg thp_expect "")" ] &&
+		suite thp_boot thp_boot "$(arg thp_expect "")" "$(arg thp_refused "")"
 	thp_never
 	case $1 in
 	test)
