@@ -600,6 +600,37 @@ static void test_fallback(void)
 	ksft_test_result(ok, "fallback: populated pages in the way\n");
 }
 
+#define THP_ENABLED	"/sys/kernel/mm/transparent_hugepage/enabled"
+
+/* The global THP setting ("inherit" sizes follow it) as found, or "" */
+static char thp_global[32];
+
+static void thp_global_restore(void)
+{
+	if (thp_global[0])
+		ap_write_file(THP_ENABLED, thp_global);
+}
+
+/* Set the global THP setting to @v; the first call saves it for exit. */
+static void thp_global_set(const char *v)
+{
+	char buf[128], *b, *e;
+
+	if (!thp_global[0]) {
+		if (ap_read_file(THP_ENABLED, buf, sizeof(buf)))
+			ksft_exit_fail_perror("read " THP_ENABLED);
+		b = strchr(buf, '[');
+		e = b ? strchr(b, ']') : NULL;
+		if (!e || e - b > (long)sizeof(thp_global))
+			ksft_exit_fail_msg("unexpected %s: %s\n", THP_ENABLED, buf);
+		*e = 0;
+		snprintf(thp_global, sizeof(thp_global), "%s", b + 1);
+		atexit(thp_global_restore);
+	}
+	if (ap_write_file(THP_ENABLED, v))
+		ksft_exit_fail_msg("cannot set %s to %s\n", THP_ENABLED, v);
+}
+
 /* One eligibility case: @o[0..n) with @policy, the sysctl @on, @advice. */
 static void eligible(const char *name, const char *policy, int on,
 		     enum model_kind kind, unsigned long *o, unsigned long n,
@@ -642,6 +673,17 @@ static void test_eligibility(void)
 	/* MADV_HUGEPAGE asked for large folios: "auto" is used as "always" */
 	eligible("auto, MADV_HUGEPAGE is mTHP alone", "auto", 1, M_MTHP,
 		 o, pages, MADV_HUGEPAGE);
+	/* "inherit" follows the global setting, "madvise" MADV_HUGEPAGE */
+	thp_global_set("always");
+	eligible("inherit, THP always, vm.anon_prefault=1 is mTHP alone",
+		 "inherit", 1, M_MTHP, o, pages, -1);
+	thp_global_set("never");
+	eligible("inherit, THP never maps order-0 windows", "inherit", 1,
+		 M_ORDER0, o, pages, -1);
+	eligible("madvise, MADV_HUGEPAGE, vm.anon_prefault=1 is mTHP alone",
+		 "madvise", 1, M_MTHP, o, pages, MADV_HUGEPAGE);
+	eligible("madvise without MADV_HUGEPAGE maps order-0 windows",
+		 "madvise", 1, M_ORDER0, o, pages, -1);
 	mthp_64k("auto");
 
 	/* MADV_NOHUGEPAGE: no large folio, the order-0 window */
@@ -898,7 +940,7 @@ static void test_edges(void)
 	free(ord[1]);
 }
 
-#define NR_TESTS	(6 + 9 + 1 + 9 + 1 + 1 + 1 + 3)
+#define NR_TESTS	(6 + 9 + 1 + 13 + 1 + 1 + 1 + 3)
 
 static void skip_all(const char *why)
 {
