@@ -852,12 +852,13 @@ static void test_tail_zero(void)
 
 /*
  * One writer of test_edges(): the VMA is pages [@first, @last) of a fresh
- * PMD aligned region, written once per page upwards, or downwards if @down,
- * with vm.anon_prefault=@on. Sets @ord[i] to the folio order of page i
- * (page_order()) and returns the minor faults taken.
+ * PMD aligned region; its first @reads pages are read upwards (read faults
+ * map the zero page), then every page is written once, upwards, or
+ * downwards if @down, with vm.anon_prefault=@on. Sets @ord[i] to the folio
+ * order of page i (page_order()) and returns the minor faults taken.
  */
 static long edge_run(unsigned long first, unsigned long last, bool down,
-		     int on, int *ord)
+		     unsigned long reads, int on, int *ord)
 {
 	size_t len = REGION_PAGES * pagesize;
 	struct counts before, after;
@@ -873,6 +874,9 @@ static long edge_run(unsigned long first, unsigned long last, bool down,
 		ksft_exit_fail_perror("munmap");
 	reset_prediction();
 	counts_read(&before);
+	for (i = 0; i < reads; i++)
+		if (peek(p + (first + i) * pagesize))
+			ksft_exit_fail_msg("a fresh page reads non-zero\n");
 	for (i = 0; i < last - first; i++)
 		poke(p + (down ? last - 1 - i : first + i) * pagesize, 1);
 	counts_read(&after);
@@ -896,10 +900,12 @@ static void test_edges(void)
 	static const struct {
 		unsigned long first, last;
 		bool down;
+		unsigned long reads;
 	} c[] = {
-		{ 3, 0, false },
-		{ 5, 0, false },
-		{ 0, 9, true },	/* @last 9 pages into the region's last block */
+		{ 3, 0, false, 0 },
+		{ 5, 0, false, 0 },
+		{ 0, 9, true, 0 },	/* @last 9 pages into the last block */
+		{ 3, 0, false, 10 },	/* zero-page windows, then writes */
 	};
 	unsigned long n = REGION_PAGES, i, k, bad, big;
 	int *ord[2];
@@ -917,7 +923,8 @@ static void test_edges(void)
 			n - (1UL << forder) + c[k].last : n;
 
 		for (on = 0; on < 2; on++)
-			flt[on] = edge_run(first, last, c[k].down, on, ord[on]);
+			flt[on] = edge_run(first, last, c[k].down, c[k].reads,
+					   on, ord[on]);
 		for (bad = 0, big = 0, i = first; i < last; i++) {
 			big += ord[0][i] == (int)forder;
 			if (ord[1][i] != ord[0][i] && bad++ < 4)
@@ -930,9 +937,10 @@ static void test_edges(void)
 		ksft_print_msg("edges %lu: %lu pages in 64 KiB folios off, %lu differ on\n",
 			       k, big, bad);
 		ksft_test_result(!bad && big && flt[1] <= flt[0],
-				 "edges: always, VMA %s %lu pages into a 64 KiB block, written %s: folios as mTHP alone\n",
+				 "edges: always, VMA %s %lu pages into a 64 KiB block, %swritten %s: folios as mTHP alone\n",
 				 c[k].last ? "ending" : "starting",
 				 c[k].last ? c[k].last : first,
+				 c[k].reads ? "read, then " : "",
 				 c[k].down ? "downwards" : "upwards");
 	}
 	mthp_64k("auto");
@@ -940,7 +948,7 @@ static void test_edges(void)
 	free(ord[1]);
 }
 
-#define NR_TESTS	(6 + 9 + 1 + 13 + 1 + 1 + 1 + 3)
+#define NR_TESTS	(6 + 9 + 1 + 13 + 1 + 1 + 1 + 4)
 
 static void skip_all(const char *why)
 {
