@@ -614,17 +614,14 @@ static void thp_global_restore(void)
 /* Set the global THP setting to @v; the first call saves it for exit. */
 static void thp_global_set(const char *v)
 {
-	char buf[128], *b, *e;
+	int ret;
 
 	if (!thp_global[0]) {
-		if (ap_read_file(THP_ENABLED, buf, sizeof(buf)))
-			ksft_exit_fail_perror("read " THP_ENABLED);
-		b = strchr(buf, '[');
-		e = b ? strchr(b, ']') : NULL;
-		if (!e || e - b > (long)sizeof(thp_global))
-			ksft_exit_fail_msg("unexpected %s: %s\n", THP_ENABLED, buf);
-		*e = 0;
-		snprintf(thp_global, sizeof(thp_global), "%s", b + 1);
+		ret = ap_sysfs_selected(THP_ENABLED, thp_global,
+					sizeof(thp_global));
+		if (ret)
+			ksft_exit_fail_msg("read %s: %s\n", THP_ENABLED,
+					   strerror(-ret));
 		atexit(thp_global_restore);
 	}
 	if (ap_write_file(THP_ENABLED, v))

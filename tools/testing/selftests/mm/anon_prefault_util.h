@@ -281,6 +281,27 @@ static inline unsigned long ap_random_apart(unsigned long *a,
 	return n;
 }
 
+/*
+ * The setting a sysfs choice file selects ("always [inherit] madvise never":
+ * the bracketed one), copied to @val (@len bytes, truncated). Returns 0, or
+ * -errno when @path cannot be read, -EINVAL when nothing is selected.
+ */
+static inline int ap_sysfs_selected(const char *path, char *val, size_t len)
+{
+	char buf[128], *b, *e;
+	int ret = ap_read_file(path, buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	b = strchr(buf, '[');
+	e = b ? strchr(b, ']') : NULL;
+	if (!e)
+		return -EINVAL;
+	*e = '\0';
+	snprintf(val, len, "%s", b + 1);
+	return 0;
+}
+
 /* mTHP sizes whose "enabled" setting ap_mthp_only() changed. */
 #define AP_THP_DIR		"/sys/kernel/mm/transparent_hugepage"
 #define AP_THP_SIZES		16
@@ -316,7 +337,7 @@ static inline void ap_mthp_restore(void)
 static inline int ap_mthp_set(const unsigned int *kb, unsigned int n,
 			      const char *policy)
 {
-	char path[128], name[32], cur[64];
+	char path[128], name[32];
 	bool first = !ap_thp_saved.owner;
 	unsigned int found = 0, k;
 	struct dirent *de;
@@ -328,7 +349,6 @@ static inline int ap_mthp_set(const unsigned int *kb, unsigned int n,
 		return -errno;
 	while ((de = readdir(d))) {
 		unsigned int i = ap_thp_saved.nr;
-		char *sel;
 
 		if (strncmp(de->d_name, "hugepages-", 10))
 			continue;
@@ -338,19 +358,12 @@ static inline int ap_mthp_set(const unsigned int *kb, unsigned int n,
 		if (access(path, F_OK))
 			continue;
 		if (first && i < AP_THP_SIZES &&
-		    !ap_read_file(path, cur, sizeof(cur))) {
-			/* "always [inherit] madvise never": the bracketed one */
-			sel = strchr(cur, '[');
-			if (sel && strchr(sel, ']')) {
-				*strchr(sel, ']') = '\0';
-				snprintf(ap_thp_saved.name[i],
-					 sizeof(ap_thp_saved.name[i]), "%.31s",
-					 de->d_name);
-				snprintf(ap_thp_saved.val[i],
-					 sizeof(ap_thp_saved.val[i]), "%.15s",
-					 sel + 1);
-				ap_thp_saved.nr++;
-			}
+		    !ap_sysfs_selected(path, ap_thp_saved.val[i],
+				       sizeof(ap_thp_saved.val[i]))) {
+			snprintf(ap_thp_saved.name[i],
+				 sizeof(ap_thp_saved.name[i]), "%.31s",
+				 de->d_name);
+			ap_thp_saved.nr++;
 		}
 		for (k = 0; k < n; k++) {
 			snprintf(name, sizeof(name), "hugepages-%ukB", kb[k]);
