@@ -5,18 +5,20 @@
  * Each task follows up to ANON_PREFAULT_STREAMS streams of faults, in a table
  * ordered from the most recently used: for each, where its next fault would
  * land (the address after its last window, or below it for a stream walking
- * downwards) and how many faults in a row landed where predicted (the order). A
- * fault where one of them predicted is a hit: that stream's order grows by one
- * and the fault maps a window of 1 << order pages, the faulting page first and
- * the others in the stream's direction. Any other fault is a miss: one page is
- * mapped, as without this code, and it starts a stream of one fault, which the
- * next fault of the task may continue one page above it (upwards) or one page
- * below it (downwards). A miss takes the place of a stream that has missed more
- * often in a row than its order (see anon_prefault_miss()), so that the pages
- * an allocator fills between the faults of a stream, or several arrays filled
- * in turn, do not end it. Before a hit is trusted, the page the stream last
- * mapped must still be mapped (a lockless look at one PTE): a stream whose
- * memory was unmapped or zapped since is a miss. The window is bounded by
+ * downwards) and the order of its last window. A fault where one of them
+ * predicted is a hit. A stream's first hit confirms it and maps only the
+ * faulting page: short programs often fault two neighbouring pages and not
+ * a third. From its second hit on, each hit grows the stream's order by one
+ * and maps a window of 1 << order pages, the faulting page first and the
+ * others in the stream's direction. Any other fault is a miss: one page is
+ * mapped, as without this code, and it starts a stream of one fault, which
+ * the next fault of the task may continue one page above it (upwards) or
+ * one page below it (downwards). A miss takes the place of a stream that
+ * has missed more often in a row than its order (see anon_prefault_miss()),
+ * so that the pages an allocator fills between the faults of a stream, or
+ * several arrays filled in turn, do not end it. Before a hit is trusted,
+ * the page the stream last mapped must still be mapped (a lockless look at
+ * one PTE): a stream whose memory was unmapped or zapped since is a miss. The window is bounded by
  * vm.anon_prefault_max_pages, the VMA and the page table of the fault. The
  * mechanism that maps the window lives in do_anonymous_page() in mm/memory.c.
  *
@@ -155,10 +157,11 @@ static bool anon_prefault_mapped_at(struct vm_fault *vmf, unsigned long addr)
 /*
  * The stream of current that predicted a fault at @addr, moved to the
  * front of the table with its direction set, or NULL for a miss (which
- * then heads the table as a stream of one fault).
+ * then heads the table as a stream of one fault). *@first is set when the
+ * hit is the stream's first: the stream was a single fault.
  */
 static struct anon_prefault_stream *
-anon_prefault_find(struct vm_fault *vmf, unsigned long addr)
+anon_prefault_find(struct vm_fault *vmf, unsigned long addr, bool *first)
 {
 	struct task_struct *tsk = current;
 	struct anon_prefault_stream *s;
@@ -186,6 +189,7 @@ anon_prefault_find(struct vm_fault *vmf, unsigned long addr)
 			anon_prefault_start(s, addr);
 			return NULL;
 		}
+		*first = !s->dir;
 		s->dir = dir;
 		s->misses = 0;
 		return s;
@@ -243,14 +247,16 @@ static unsigned int anon_prefault_block_order(struct vm_area_struct *vma)
  * vm.anon_prefault_max_pages pages, or two folios where its folios are
  * larger than half of that.
  *
- * Without @orders, a hit at order k maps 1 << k pages. With @orders, the
- * order of an upward stream keeps growing past that: a hit at order k uses
- * the largest of @orders not above k and maps up to 1 << k pages of them,
- * so that a stream ramps up through single pages to one large folio and
- * then to several per fault. A miss maps a single page, and so does each folio
- * of a window walking downwards or starting before the alignment of its
- * large folios (up to that alignment; its order does not grow). Faults
- * whose folio order is lowered below the largest of @orders are counted.
+ * A stream's first hit maps a single page (but for MADV_SEQUENTIAL, whose
+ * hits all map full windows). Without @orders, a later hit at order k maps
+ * 1 << k pages. With @orders, the order of an upward stream keeps growing
+ * past that: a hit at order k uses the largest of @orders not above k and
+ * maps up to 1 << k pages of them, so that a stream ramps up through
+ * single pages to one large folio and then to several per fault. A miss
+ * maps a single page, and so does each folio of a window walking downwards
+ * or starting before the alignment of its large folios (up to that
+ * alignment; its order does not grow). Faults whose folio order is lowered
+ * below the largest of @orders are counted.
  */
 unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 				  unsigned int *forder)
@@ -262,6 +268,7 @@ unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 	struct anon_prefault_stream *s;
 	unsigned int order, fo = 0, nr, bo;
 	unsigned long room;
+	bool first;
 
 	*forder = 0;
 	/*
@@ -274,7 +281,7 @@ unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 		return 1;
 	}
 
-	s = anon_prefault_find(vmf, addr);
+	s = anon_prefault_find(vmf, addr, &first);
 	if (!s) {
 		nr = 1;
 		goto out;
@@ -286,11 +293,13 @@ unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 	 */
 	if (vma->vm_flags & VM_SEQ_READ)
 		order = max(ANON_PREFAULT_MAX_ORDER, top + 1);
+	else if (first)
+		order = 0;
 	else
 		order = min(s->order + 1, max(ANON_PREFAULT_MAX_ORDER, top + 1));
 
 	/* The block of the smallest mTHP size enabled, if any */
-	bo = anon_prefault_block_order(vma);
+	bo = order ? anon_prefault_block_order(vma) : 0;
 	if (s->dir < 0) {
 		unsigned long start = max(vma->vm_start, addr & PMD_MASK);
 

@@ -4,14 +4,15 @@
  *
  * do_anonymous_page() follows, per task, a few streams of faults, each with
  * a predicted next fault address, an order and a direction.  A fault where a
- * stream predicted it is a hit: the stream's order grows by one and the
- * fault maps a window of min(1 << order, vm.anon_prefault_max_pages) pages
- * from the faulting page on, upwards (or downwards for a stream walking
- * down).  Any other fault is a miss: it maps a single page and starts a
- * stream of its own, which the next fault continues if it lands on a
- * neighbouring page.  After each hit the stream's prediction is the page
- * after the window.  The window never crosses the VMA nor a PMD boundary.  Extra pages are
- * freshly zeroed pages on write faults and the shared zero page on read
+ * stream predicted it is a hit.  A stream's first hit maps only the faulting
+ * page; from its second hit on, the stream's order grows by one at each hit
+ * and the fault maps a window of min(1 << order, vm.anon_prefault_max_pages)
+ * pages from the faulting page on, upwards (or downwards for a stream walking
+ * down): 1, 2, 4, 8, 16 pages.  Any other fault is a miss: it maps a single
+ * page and starts a stream of its own, which the next fault continues if it
+ * lands on a neighbouring page.  After each hit the stream's prediction is
+ * the page after the window.  The window never crosses the VMA nor a PMD
+ * boundary.  Extra pages are freshly zeroed pages on write faults and the shared zero page on read
  * faults.  There is no prefault for MADV_RANDOM, userfaultfd-armed or mlocked
  * VMAs.  MADV_SEQUENTIAL skips the ramp: a hit maps the full window at
  * once, a miss still maps one page.
@@ -291,22 +292,23 @@ static struct seq_model model_seq(char *base, unsigned long vma_pages,
 {
 	unsigned long page = first, predicted = ULONG_MAX;
 	struct seq_model m = { 0 };
-	unsigned int order = 0;
+	unsigned int hits = 0;
 
 	while (page < last) {
 		uintptr_t addr = (uintptr_t)base + page * pagesize;
 		unsigned long win, limit, pmd_end;
 
 		if (page == predicted) {
+			/* The k-th hit in a row maps 1 << (k - 1) pages */
 			if (madv_seq)
-				order = 20;
-			else if (order < 20)
-				order++;
-			win = 1UL << order;
+				hits = 21;
+			else if (hits < 21)
+				hits++;
+			win = 1UL << (hits - 1);
 			if (win > max_pages)
 				win = max_pages;
 		} else {
-			order = 0;
+			hits = 0;
 			win = 1;
 		}
 		pmd_end = (((addr | (PMD_SZ - 1)) + 1) - (uintptr_t)base) /
@@ -562,7 +564,7 @@ static void test_pmd_boundary(const char *name)
 	set_prefault(1, DEF_MAX_PAGES);
 	p = map_region(pages * pagesize);
 
-	/* Pages 500..511: the ramp reaches an 8-page window at page 507. */
+	/* Pages 500..511: the ramp reaches an 8-page window at page 508. */
 	m = model_seq(p, pages, first, pmd_pages, DEF_MAX_PAGES, false);
 	faults = write_seq(p, first, pmd_pages);
 	if (faults != (long)m.faults) {
@@ -980,7 +982,7 @@ static int fork_child(char *r1, unsigned long r1_pages, char *r2,
 
 static void test_fork(const char *name)
 {
-	const unsigned long r1_pages = 128, r2_pages = 64, r2_touch = 7;
+	const unsigned long r1_pages = 128, r2_pages = 64, r2_touch = 8;
 	struct seq_model m, m2;
 	unsigned long next, n, bad;
 	bool ok = true;
@@ -994,8 +996,8 @@ static void test_fork(const char *name)
 	fork_fill(r1, r1_pages, 'A');
 
 	/*
-	 * Write pages 0..6 of R2: the last fault (page 3) mapped 3..6, so the
-	 * prediction is page 7, the first page not populated.
+	 * Write pages 0..7 of R2: the last fault (page 4) mapped 4..7, so the
+	 * prediction is page 8, the first page not populated.
 	 */
 	reset_prediction();
 	m = model_seq(r2, r2_pages, 0, r2_touch, DEF_MAX_PAGES, false);
@@ -1019,7 +1021,7 @@ static void test_fork(const char *name)
 	if (waitpid(pid, &status, 0) != pid)
 		ksft_exit_fail_perror("waitpid");
 
-	/* The parent kept its prediction: page 7 is a hit for it. */
+	/* The parent kept its prediction: page 8 is a hit for it. */
 	m2 = model_seq(r2, r2_pages, 0, next + 1, DEF_MAX_PAGES, false);
 	write_seq(r2, next, next + 1);
 	n = count_populated(r2, next, r2_pages);
@@ -1365,7 +1367,8 @@ static int hs_wait(struct hs_child *c)
 }
 
 #define MC_LEN		(56 * SZ_1M)		/* the child's region */
-#define MC_WRITTEN	(MC_LEN / pagesize - DEF_MAX_PAGES) /* pages it writes */
+/* Pages it writes: its last write is the first page of a 16-page window */
+#define MC_WRITTEN	(MC_LEN / pagesize - 2 * DEF_MAX_PAGES + 1)
 #define MC_SLACK	(DEF_MAX_PAGES / 2)	/* memory.max above them, pages */
 
 /*
@@ -2051,8 +2054,7 @@ static void test_vmstat(const char *name)
 	 * Exact in a quiet system: nothing else in the guest takes anonymous
 	 * faults meanwhile.  Every page not mapped by its own fault was
 	 * mapped as an extra page of another fault.  Two faults map a single
-	 * page: the first (a miss) and the last one, whose window is cut to
-	 * one page by the PMD boundary at page 511.
+	 * page: the first (a miss) and the second (the stream's first hit).
 	 */
 	if (faults != (long)m.faults) {
 		tmsg(name, "on: minor faults %ld, expected %lu\n",
@@ -2075,7 +2077,7 @@ static void test_vmstat(const char *name)
 	/*
 	 * A page someone else populated ends a window, but nothing was short:
 	 * not a fallback. Page 40 is written first, then pages 0..39: the
-	 * window at page 31 stops at page 40.
+	 * window at page 32 stops at page 40.
 	 */
 	reset_prediction();
 	p = map_region(pages * pagesize);
@@ -3908,7 +3910,7 @@ static void test_mte(const char *name)
  * take untouched pages only.
  */
 #define OLD_STREAMS	64
-#define OLD_WRITTEN	16	/* pages each stream writes */
+#define OLD_WRITTEN	17	/* pages each stream writes */
 #define OLD_GAP		64	/* pages from a stream's start to the next's */
 #define OLD_PROBE	16	/* pages of the fault-around probe: 64 KiB */
 

@@ -140,6 +140,7 @@ struct model {
 	unsigned char *pg;	/* per page: 0 not populated, else order + 1 */
 	unsigned long next;	/* the predicted page */
 	unsigned int order;	/* the predictor's order */
+	bool hit;		/* the stream has had its first hit */
 	unsigned long fell_back; /* 64 KiB faults that mapped pages instead */
 	struct counts c;	/* expected deltas (minflt: faults) */
 };
@@ -198,6 +199,7 @@ static void model_fault(struct model *m, unsigned long p)
 	/* anon_prefault_window() */
 	if (p != m->next) {
 		m->order = 0;
+		m->hit = false;
 		nr = 1;
 		m->next = p + 1;
 	} else {
@@ -205,6 +207,10 @@ static void model_fault(struct model *m, unsigned long p)
 		max = m->kind == M_PREFAULT && forder + 1 > MAX_ORDER_0 ?
 		      forder + 1 : MAX_ORDER_0;
 		k = m->order + 1 < max ? m->order + 1 : max;
+		/* A stream's first hit maps one page */
+		if (!m->hit)
+			k = 0;
+		m->hit = true;
 		if (m->kind == M_PREFAULT && k >= forder)
 			fo = forder;
 		end = (p / (PMD_SZ / pagesize) + 1) * (PMD_SZ / pagesize);
