@@ -18,9 +18,10 @@
  * so that the pages an allocator fills between the faults of a stream, or
  * several arrays filled in turn, do not end it. Before a hit is trusted,
  * the page the stream last mapped must still be mapped (a lockless look at
- * one PTE): a stream whose memory was unmapped or zapped since is a miss. The window is bounded by
- * vm.anon_prefault_max_pages, the VMA and the page table of the fault. The
- * mechanism that maps the window lives in do_anonymous_page() in mm/memory.c.
+ * one PTE): a stream whose memory was unmapped or zapped since is a miss.
+ * The window is bounded by vm.anon_prefault_max_pages, the VMA and the page
+ * table of the fault. The mechanism that maps the window lives in
+ * do_anonymous_page() in mm/memory.c.
  *
  * For the mTHP sizes set to "auto", the predictor chooses the folio order
  * too, the way readahead grows the folios of a file while it keeps hitting:

@@ -12,10 +12,10 @@
  * page and starts a stream of its own, which the next fault continues if it
  * lands on a neighbouring page.  After each hit the stream's prediction is
  * the page after the window.  The window never crosses the VMA nor a PMD
- * boundary.  Extra pages are freshly zeroed pages on write faults and the shared zero page on read
- * faults.  There is no prefault for MADV_RANDOM, userfaultfd-armed or mlocked
- * VMAs.  MADV_SEQUENTIAL skips the ramp: a hit maps the full window at
- * once, a miss still maps one page.
+ * boundary.  Extra pages are freshly zeroed pages on write faults and the
+ * shared zero page on read faults.  There is no prefault for MADV_RANDOM,
+ * userfaultfd-armed or mlocked VMAs.  MADV_SEQUENTIAL skips the ramp: a hit
+ * maps the full window at once, a miss still maps one page.
  *
  * The exact fault counts asserted below come from model_seq(), which encodes
  * these rules for one stream written upwards.  Every test region is PMD
