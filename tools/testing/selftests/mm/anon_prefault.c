@@ -22,12 +22,12 @@
  * ramp's log2(max_pages) + 2 more), the pages a fault populated as pagemap
  * shows them, that nothing is mapped past a VMA or page table boundary and
  * no more than max_pages - 1 pages past the last one written.  Every test
- * region is PMD (2 MiB) aligned, MADV_NOHUGEPAGE and followed by a
- * PROT_NONE guard page, so that it is a VMA of its own and the test knows
- * where the VMA and PMD boundaries are.  Before each measurement the task
- * takes one fault in a scratch area, with a stride of two, and a stream
- * whose last page was
- * unmapped is not followed, so the first access to a fresh region is a miss.
+ * region is PMD (2 MiB) aligned, MADV_NOHUGEPAGE and followed by a PROT_NONE
+ * guard page, so that it is a VMA of its own and the test knows where the
+ * VMA and PMD boundaries are.  Before each measurement the task takes one
+ * fault in a scratch area, with a stride of two, and a stream whose last
+ * page was unmapped is not followed, so the first access to a fresh region
+ * is a miss.
  *
  * Pages mapped ahead must be ordinary anonymous memory: "accounting" checks
  * /proc/meminfo and memory.stat against a run with prefault off, and the
