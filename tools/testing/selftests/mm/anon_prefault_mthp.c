@@ -399,7 +399,6 @@ static void mthp_64k(const char *policy)
 
 #define REGION_PAGES	(2 * PMD_SZ / pagesize)
 
-/* 1. Sequential writers: the ramp, several folios per fault, alignment. */
 /*
  * 1. Sequential writers with "auto": after at most 128 KiB of single pages
  * (the ramp, then up to the 64 KiB alignment of a stream that starts off
@@ -625,7 +624,6 @@ static void thp_global_set(const char *v)
 		ksft_exit_fail_msg("cannot set %s to %s\n", THP_ENABLED, v);
 }
 
-/* One eligibility case: @o[0..n) with @policy, the sysctl @on, @advice. */
 /*
  * One eligibility case: @o[0..n) with @policy, the sysctl @on, @advice,
  * does page for page and count for count what @ref measured, or maps one
@@ -744,6 +742,7 @@ static void test_eligibility(void)
 	free(o);
 }
 
+/* 5. "auto" in sysfs: offered below the PMD size, refused at it. */
 static void test_sysfs(void)
 {
 	char path[128], buf[128], before[128];
