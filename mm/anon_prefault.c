@@ -28,10 +28,12 @@
  * a miss maps one page, and a stream ramps up through single pages to the
  * "auto" orders and then to several large folios per fault. mTHP's own
  * rules decide which orders a VMA may use at all. Sizes enabled otherwise
- * (always, inherit, madvise) are mTHP's alone: a fault they serve gets the
- * folio mTHP allocates, whatever the predictor thinks of it, and a window
- * never reaches into a block that a folio of such a size may fill. A
- * stream walking downwards maps single pages.
+ * (always, inherit, madvise) are never lowered: a fault they serve gets the
+ * folio mTHP allocates, whatever the predictor thinks of it, and where it
+ * continues a stream more folios of that size follow it in the same fault
+ * (anon_prefault_folios()); a window of single pages never reaches into a
+ * block that a folio of such a size may fill. The predictor gives a stream
+ * walking downwards no large folio of its own.
  *
  * madvise() steers it per region, reusing the advice that file readahead
  * already reads: MADV_RANDOM (VM_RAND_READ) maps one page per fault,
@@ -335,6 +337,75 @@ out:
 		count_vm_event(ANON_PREFAULT_ORDER_LOWERED);
 	*forder = fo;
 	return nr;
+}
+
+/**
+ * anon_prefault_folios - size of the window of a fault mTHP serves
+ * @vmf: the write fault
+ * @order: the order of the folio mTHP allocated for it, at a size the
+ *         administrator enabled (always, inherit, or madvise in an
+ *         MADV_HUGEPAGE region)
+ *
+ * The fault gets mTHP's folio, naturally aligned around the faulting page,
+ * whatever the predictor thinks of it. Updates current's streams and returns
+ * how many folios of @order the fault should map, mTHP's first and the
+ * others above it: 1 on a miss, on a stream's first hit, on a stream walking
+ * downwards, at a fault that is not at the start of its folio, and where the
+ * predictor has no say about the VMA (mlocked, userfaultfd or MADV_RANDOM).
+ * A later hit of an upward stream grows the stream's order by one, to at
+ * least @order + 1, and maps 1 << (order - @order) folios: at most
+ * vm.anon_prefault_max_pages pages, or two folios where two folios are more
+ * than that, never past the end of the VMA or of the page table. A stream
+ * the folio starts or continues expects its next fault right above it.
+ */
+unsigned int anon_prefault_folios(struct vm_fault *vmf, unsigned int order)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vmf->address & PAGE_MASK;
+	unsigned long start = ALIGN_DOWN(addr, PAGE_SIZE << order);
+	unsigned long last = start + (PAGE_SIZE << order) - PAGE_SIZE;
+	unsigned int top = max(ANON_PREFAULT_MAX_ORDER, order + 1);
+	struct anon_prefault_stream *s;
+	unsigned int nr = 1;
+	unsigned long room;
+	bool first;
+
+	if ((vma->vm_flags & (VM_LOCKED | VM_RAND_READ)) ||
+	    userfaultfd_armed(vma)) {
+		anon_prefault_miss(current, last);
+		return 1;
+	}
+
+	s = anon_prefault_find(vmf, addr, &first);
+	if (!s) {
+		/*
+		 * A stream of one fault, whose page is the folio's last: a
+		 * fault right above the folio continues it.
+		 */
+		current->anon_prefault[0].next = last;
+		return 1;
+	}
+	if (s->dir < 0) {
+		s->next = start - PAGE_SIZE;
+		return 1;
+	}
+
+	/* As anon_prefault_window() ramps, from the folio's own order */
+	if (vma->vm_flags & VM_SEQ_READ)
+		s->order = top;
+	else if (first)
+		s->order = order;
+	else
+		s->order = min_t(unsigned int, max_t(unsigned int, s->order,
+						     order) + 1, top);
+	if (addr == start) {
+		room = (pmd_addr_end(addr, vma->vm_end) - addr) >>
+		       (PAGE_SHIFT + order);
+		nr = min(1U << (s->order - order),
+			 anon_prefault_max_folios(order));
+		nr = min_t(unsigned long, nr, room);
+	}
+	return anon_prefault_cut(start, nr << order, false) >> order;
 }
 
 /**

@@ -25,6 +25,7 @@ DECLARE_STATIC_KEY_TRUE(anon_prefault_key);
 
 unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 				  unsigned int *forder);
+unsigned int anon_prefault_folios(struct vm_fault *vmf, unsigned int order);
 unsigned int anon_prefault_cut(unsigned long address, unsigned int nr,
 			       bool fallback);
 void anon_prefault_mapped(unsigned long address, unsigned int nr,
@@ -81,6 +82,12 @@ static inline unsigned int anon_prefault_window(struct vm_fault *vmf,
 {
 	*forder = 0;
 	return 0;
+}
+
+static inline unsigned int anon_prefault_folios(struct vm_fault *vmf,
+						unsigned int order)
+{
+	return 1;
 }
 
 static inline unsigned int anon_prefault_cut(unsigned long address,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Anticipatory anonymous prefault with mTHP: a size set to "auto" is used
- * where the predictor sees a stream, and a size enabled "always" is used
- * exactly as mTHP alone uses it.
+ * where the predictor sees a stream, and a size enabled "always" gives
+ * every fault the folio mTHP alone gives it, and a stream more folios of
+ * that size per fault.
  *
  * With only the 64 KiB size enabled ("auto" or "always"), every test runs
  * an access pattern on a fresh PMD aligned region and reads what the
@@ -21,19 +22,23 @@
  *    that starts off the 64 KiB alignment maps single pages up to it),
  *    with fewer faults than mTHP alone and none past the window cap.
  *  - sparse: stride 2, stride 4 and random pages, no two of them
- *    neighbours: "always" maps with the predictor on what it maps with it
- *    off (64 KiB per fault); "auto" maps only the pages touched.
+ *    neighbours: "always" maps with the predictor on the folios and the
+ *    pages it maps with it off (64 KiB per fault), in no more faults;
+ *    "auto" maps only the pages touched.
  *  - fallback: a populated page in the way of a 64 KiB folio makes the
  *    fault map single pages instead; the stream goes on past it.
- *  - eligibility: "always" is mTHP alone with vm.anon_prefault on or off
- *    and under MADV_RANDOM; "auto" maps single pages with the sysctl off
- *    and under MADV_RANDOM, 64 KiB folios under MADV_HUGEPAGE, order-0
- *    windows under MADV_NOHUGEPAGE and PR_SET_THP_DISABLE.
+ *  - eligibility: "always", "inherit" and "madvise" give a sequential
+ *    writer at least mTHP alone's folios, page for page, in fewer faults,
+ *    and are mTHP alone under MADV_RANDOM; "auto" maps single pages with
+ *    the sysctl off and under MADV_RANDOM, what "always" maps under
+ *    MADV_HUGEPAGE, order-0 windows under MADV_NOHUGEPAGE and
+ *    PR_SET_THP_DISABLE.
  *  - sysfs: "auto" is offered and read back for the 64 KiB size, and
  *    refused (EINVAL) for the PMD size.
  *  - cap: with 16, 64, 256 and 1024 KiB "auto", a stream that stops
  *    leaves no more untouched pages mapped than the documented cap allows,
- *    nor than it had written, and none past its page table.
+ *    nor than it had written, and none past its page table; with them
+ *    "always", no more than one folio beyond what mTHP alone maps.
  *  - tail_zero: the pages a window maps ahead of a stream that stops read
  *    zero, and the data written survives fork.
  */
@@ -299,6 +304,39 @@ static bool same(const char *name, struct obs *o, struct obs *ref)
 	return ok;
 }
 
+/*
+ * @o, the same writes as @ref with the sysctl on, gives every page that
+ * @ref populated a folio at least as large, and does it in no more faults,
+ * of which no more map less than a 64 KiB folio: mTHP's sizes are never
+ * lowered, fault for fault. What a window adds beyond that is pages mapped
+ * ahead (counted in consistent()); with @same_rss there are none.
+ */
+static bool at_least(const char *name, struct obs *o, struct obs *ref,
+		     bool same_rss)
+{
+	unsigned long i, bad = 0;
+	bool ok;
+
+	for (i = 0; i < o->npages; i++)
+		if (ref->ord[i] >= 0 && o->ord[i] < ref->ord[i] && bad++ < 4)
+			ksft_print_msg("%s: page %lu: order %d, %d with the sysctl off\n",
+				       name, i, o->ord[i], ref->ord[i]);
+	if (bad)
+		ksft_print_msg("%s: %lu pages in smaller folios than with the sysctl off\n",
+			       name, bad);
+	ok = !bad;
+	if (o->d.minflt > ref->d.minflt ||
+	    o->d.minflt - o->d.alloc > ref->d.minflt - ref->d.alloc) {
+		ksft_print_msg("%s: %ld faults (%lld not 64 KiB), off %ld (%lld)\n",
+			       name, o->d.minflt, o->d.minflt - o->d.alloc,
+			       ref->d.minflt, ref->d.minflt - ref->d.alloc);
+		ok = false;
+	}
+	if (same_rss)
+		ok &= cmp_count(name, "pages populated", o->pop, ref->pop);
+	return ok;
+}
+
 /* One page per fault, as without the series and without mTHP. */
 static bool single_pages(const char *name, struct obs *o, unsigned long n)
 {
@@ -475,8 +513,10 @@ static unsigned long *pattern(const char *pat, unsigned long pages,
 /*
  * 2. Sparse access, no page next to an earlier one. mTHP alone ("always",
  * the sysctl off) maps a 64 KiB folio per fault; "always" with the sysctl
- * on does, page for page and count for count, what it did; "auto" maps
- * exactly the pages touched, one per fault, and counts every fault as
+ * on gives every page the folio mTHP alone gave it, in no more faults, and
+ * populates exactly the same pages (a stride that faults once per 64 KiB
+ * is a stream of folios; the patterns write up to the region's end); "auto"
+ * maps exactly the pages touched, one per fault, and counts every fault as
  * lowered.
  */
 static void test_sparse(void)
@@ -506,7 +546,8 @@ static void test_sparse(void)
 			 pats[a]);
 		ap_set_sysctls(1, 16);
 		measure(&r, pages, o, n, -1);
-		ok = consistent(name, &r, o, n) && same(name, &r, &ref);
+		ok = consistent(name, &r, o, n) &&
+		     at_least(name, &r, &ref, true);
 		free(r.ord);
 		ksft_test_result(ok, "%s\n", name);
 
@@ -645,6 +686,32 @@ static void eligible(const char *name, const char *policy, int on,
 	ksft_test_result(ok, "eligibility: %s\n", name);
 }
 
+/*
+ * One eligibility case of a size mTHP enabled, with the sysctl on: the
+ * sequential writes @o[0..n) get, page for page, at least the folios of
+ * mTHP alone (@ref, the same policy and advice with the sysctl off), in
+ * fewer faults (the stream's windows add folios of that size), populating
+ * no page more (the stream ends at its VMA's end).
+ */
+static void eligible_more(const char *name, const char *policy, int advice,
+			  unsigned long *o, unsigned long n, struct obs *ref)
+{
+	struct obs r;
+	bool ok;
+
+	mthp_64k(policy);
+	ap_set_sysctls(1, 16);
+	measure(&r, REGION_PAGES, o, n, advice);
+	ok = consistent(name, &r, o, n) && at_least(name, &r, ref, true);
+	if (r.d.minflt >= ref->d.minflt || !r.d.large) {
+		ksft_print_msg("%s: %ld faults, off %ld, %lld folios ahead\n",
+			       name, r.d.minflt, ref->d.minflt, r.d.large);
+		ok = false;
+	}
+	free(r.ord);
+	ksft_test_result(ok, "eligibility: %s\n", name);
+}
+
 /* @policy and @advice with vm.anon_prefault=0: mTHP as it is alone */
 static void mthp_alone(struct obs *ref, const char *policy, int advice,
 		       unsigned long *o, unsigned long n)
@@ -657,9 +724,9 @@ static void mthp_alone(struct obs *ref, const char *policy, int advice,
 /*
  * 4. mTHP's eligibility rules and the administrator's sizes stay the gate.
  * Each case is measured against the same writes in a configuration that
- * is what the case must be: mTHP alone (the same policy and advice, the
- * sysctl off), the order-0 window (no mTHP size enabled), or one page per
- * fault.
+ * is what the case must be, or must at least give: mTHP alone (the same
+ * policy and advice, the sysctl off), the order-0 window (no mTHP size
+ * enabled), or one page per fault.
  */
 static void test_eligibility(void)
 {
@@ -692,9 +759,12 @@ static void test_eligibility(void)
 	}
 	ksft_test_result(ok, "eligibility: no mTHP size maps order-0 windows\n");
 
-	/* "always" is the administrator's: mTHP alone, predictor or not */
-	eligible("always, vm.anon_prefault=1 is mTHP alone", "always", 1, -1,
-		 o, pages, &mthp);
+	/*
+	 * "always" is the administrator's: at least mTHP's folios, fault for
+	 * fault, with the predictor; under MADV_RANDOM exactly mTHP alone
+	 */
+	eligible_more("always, vm.anon_prefault=1: mTHP's folios, more per fault",
+		      "always", -1, o, pages, &mthp);
 	s = pattern("stride4", pages, &n);
 	mthp_alone(&ref, "always", MADV_RANDOM, s, n);
 	eligible("always, MADV_RANDOM is mTHP alone", "always", 1,
@@ -708,21 +778,21 @@ static void test_eligibility(void)
 	free(s);
 	/* MADV_HUGEPAGE asked for large folios: "auto" is used as "always" */
 	mthp_alone(&ref, "always", MADV_HUGEPAGE, o, pages);
-	eligible("auto, MADV_HUGEPAGE is mTHP alone", "auto", 1,
-		 MADV_HUGEPAGE, o, pages, &ref);
+	eligible_more("auto, MADV_HUGEPAGE: mTHP's folios, more per fault",
+		      "auto", MADV_HUGEPAGE, o, pages, &ref);
 	free(ref.ord);
 	/* "inherit" follows the global setting, "madvise" MADV_HUGEPAGE */
 	thp_global_set("always");
 	mthp_alone(&ref, "inherit", -1, o, pages);
-	eligible("inherit, THP always, vm.anon_prefault=1 is mTHP alone",
-		 "inherit", 1, -1, o, pages, &ref);
+	eligible_more("inherit, THP always: mTHP's folios, more per fault",
+		      "inherit", -1, o, pages, &ref);
 	free(ref.ord);
 	thp_global_set("never");
 	eligible("inherit, THP never maps order-0 windows", "inherit", 1, -1,
 		 o, pages, &win);
 	mthp_alone(&ref, "madvise", MADV_HUGEPAGE, o, pages);
-	eligible("madvise, MADV_HUGEPAGE, vm.anon_prefault=1 is mTHP alone",
-		 "madvise", 1, MADV_HUGEPAGE, o, pages, &ref);
+	eligible_more("madvise, MADV_HUGEPAGE: mTHP's folios, more per fault",
+		      "madvise", MADV_HUGEPAGE, o, pages, &ref);
 	free(ref.ord);
 	eligible("madvise without MADV_HUGEPAGE maps order-0 windows",
 		 "madvise", 1, -1, o, pages, &win);
@@ -773,27 +843,46 @@ static void test_sysfs(void)
 	ksft_test_result(ok, "sysfs: auto below the PMD size only\n");
 }
 
+static const unsigned int cap_kb[] = { 16, 64, 256, 1024 };
+static const unsigned long cap_more[] = { 100, 300, 600, 773, 1000 };
+
+/*
+ * A fresh region where pages @off..@last were written upwards, after a
+ * fault elsewhere: its pagemap entries into @pm.
+ */
+static void cap_stream(unsigned long off, unsigned long last, uint64_t *pm)
+{
+	unsigned long pages = REGION_PAGES, j;
+	size_t len = pages * pagesize;
+	char *p = map_region(len);
+
+	reset_prediction();
+	for (j = off; j <= last; j++)
+		poke(p + j * pagesize, 1);
+	if (pread(pagemap_fd, pm, pages * sizeof(*pm),
+		  (uintptr_t)p / pagesize * sizeof(*pm)) !=
+	    (ssize_t)(pages * sizeof(*pm)))
+		ksft_exit_fail_perror("pread of pagemap");
+	unmap_region(p, len);
+}
+
 /*
  * 6. With 16, 64, 256 and 1024 KiB "auto", sequential writers that start
  * at each page of a 64 KiB block and stop after 1 to 64 pages, or after
- * 100, 300, 773 or 1000: what they leave mapped and untouched is at most
+ * 100, 300, 600, 773 or 1000: what they leave mapped and untouched is at most
  * the documented cap (max_pages pages, or two of the largest folios),
  * never more than they wrote, nothing below their first page and nothing
  * past the page table of their last page.
  */
 static void test_cap(void)
 {
-	static const unsigned int kb[] = { 16, 64, 256, 1024 };
-	static const unsigned long more[] = { 100, 300, 773, 1000 };
 	unsigned long pages = REGION_PAGES, pmd = PMD_SZ / pagesize;
 	unsigned long cap = 2 * (1024 * 1024 / pagesize), fsz = 1UL << forder;
 	unsigned long off, k, j, runs = 0, worst = 0, bad = 0;
-	size_t len = pages * pagesize;
 	uint64_t *pm;
 	int ret;
-	char *p;
 
-	ret = ap_mthp_set(kb, 4, "auto");
+	ret = ap_mthp_set(cap_kb, 4, "auto");
 	if (ret) {
 		ksft_test_result_skip("cap: 16/64/256/1024 KiB mTHP: %s\n",
 				      strerror(-ret));
@@ -805,19 +894,12 @@ static void test_cap(void)
 		ksft_exit_fail_perror("malloc");
 	ap_set_sysctls(1, 16);
 	for (off = 0; off < fsz; off++) {
-		for (k = 0; k < 64 + ARRAY_SIZE(more); k++) {
-			unsigned long stop = k < 64 ? k + 1 : more[k - 64];
+		for (k = 0; k < 64 + ARRAY_SIZE(cap_more); k++) {
+			unsigned long stop = k < 64 ? k + 1 : cap_more[k - 64];
 			unsigned long last = off + stop - 1;
 			unsigned long extra = 0, far = 0, below = 0;
 
-			p = map_region(len);
-			reset_prediction();
-			for (j = off; j <= last; j++)
-				poke(p + j * pagesize, 1);
-			if (pread(pagemap_fd, pm, pages * sizeof(*pm),
-				  (uintptr_t)p / pagesize * sizeof(*pm)) !=
-			    (ssize_t)(pages * sizeof(*pm)))
-				ksft_exit_fail_perror("pread of pagemap");
+			cap_stream(off, last, pm);
 			for (j = 0; j < pages; j++) {
 				if (!(pm[j] & PM_PRESENT) ||
 				    (j >= off && j <= last))
@@ -835,7 +917,6 @@ static void test_cap(void)
 			     below) && bad++ < 4)
 				ksft_print_msg("cap: %lu from %lu: %lu ahead, %lu far, %lu below\n",
 					       stop, off, extra, far, below);
-			unmap_region(p, len);
 		}
 	}
 	ksft_print_msg("cap: %lu streams, at most %lu untouched pages mapped, %lu over the bound\n",
@@ -846,7 +927,113 @@ static void test_cap(void)
 }
 
 /*
- * 7. Pages mapped ahead read zero; the data survives fork. The window the
+ * A stream of test_cap_always() from page @off to page @last, with the
+ * sysctl off (@pm[0]) and on (@pm[1]): sets *@extra to the pages populated
+ * on and not off, and returns whether it kept to the bound, @big pages.
+ */
+static bool cap_always_ok(uint64_t **pm, unsigned long off,
+			  unsigned long last, unsigned long big,
+			  unsigned long *extra)
+{
+	unsigned long pmd = PMD_SZ / pagesize, stop = last - off + 1, j;
+	unsigned long lost = 0, far = 0, below = 0;
+
+	*extra = 0;
+	for (j = 0; j < REGION_PAGES; j++) {
+		bool off_has = pm[0][j] & PM_PRESENT;
+		bool on_has = pm[1][j] & PM_PRESENT;
+
+		lost += off_has && !on_has;
+		if (!on_has || off_has)
+			continue;
+		(*extra)++;
+		below += j < off;
+		far += j / pmd != last / pmd;
+	}
+	if (!lost && *extra <= stop && *extra <= big && !far && !below)
+		return true;
+	ksft_print_msg("cap always: %lu from %lu: %lu lost, %lu more, %lu far, %lu below\n",
+		       stop, off, lost, *extra, far, below);
+	return false;
+}
+
+/*
+ * One setting of test_cap_always(): @n sizes of @kb set to "always", the
+ * largest @big pages. Returns the most pages a stream populated with the
+ * sysctl on and not with it off; counts streams in *@runs and those over
+ * the bound in *@bad.
+ */
+static unsigned long cap_always(const unsigned int *kb, unsigned int n,
+				unsigned long big, uint64_t **pm,
+				unsigned long *runs, unsigned long *bad)
+{
+	static const unsigned long offs[] = { 0, 5 };
+	unsigned long a, k, extra, worst = 0;
+	int ret, on;
+
+	ret = ap_mthp_set(kb, n, "always");
+	if (ret)
+		ksft_exit_fail_msg("%u mTHP sizes always: %s\n", n,
+				   strerror(-ret));
+	for (a = 0; a < ARRAY_SIZE(offs); a++) {
+		for (k = 0; k < 64 + ARRAY_SIZE(cap_more); k++) {
+			unsigned long stop = k < 64 ? k + 1 : cap_more[k - 64];
+			unsigned long last = offs[a] + stop - 1;
+
+			for (on = 0; on < 2; on++) {
+				ap_set_sysctls(on, 16);
+				cap_stream(offs[a], last, pm[on]);
+			}
+			if (!cap_always_ok(pm, offs[a], last, big, &extra))
+				(*bad)++;
+			(*runs)++;
+			worst = extra > worst ? extra : worst;
+		}
+	}
+	ksft_print_msg("cap always: up to %lu KiB: at most %lu pages more than mTHP alone\n",
+		       big * pagesize / 1024, worst);
+	return worst;
+}
+
+/*
+ * 7. With 64 KiB "always", then 16, 64, 256 and 1024 KiB "always", the
+ * writers of test_cap() from the first and the sixth page of a 64 KiB
+ * block, with the sysctl off and on: on populates every page that mTHP
+ * alone populates, and what its windows add is at most one folio of the
+ * largest size, never more than the stream wrote, nothing below its first
+ * page and nothing past the page table of its last page. With each
+ * setting some stream has a window ahead when it stops.
+ */
+static void test_cap_always(void)
+{
+	unsigned long runs = 0, bad = 0, one, all;
+	uint64_t *pm[2];
+	int ret;
+
+	ret = ap_mthp_set(cap_kb, 4, "always");
+	if (ret) {
+		ksft_test_result_skip("cap always: 16/64/256/1024 KiB mTHP: %s\n",
+				      strerror(-ret));
+		mthp_64k("auto");
+		return;
+	}
+	pm[0] = malloc(REGION_PAGES * sizeof(*pm[0]));
+	pm[1] = malloc(REGION_PAGES * sizeof(*pm[1]));
+	if (!pm[0] || !pm[1])
+		ksft_exit_fail_perror("malloc");
+	one = cap_always(&cap_kb[1], 1, 1UL << forder, pm, &runs, &bad);
+	all = cap_always(cap_kb, 4, 1024 * 1024 / pagesize, pm, &runs, &bad);
+	ksft_print_msg("cap always: %lu streams, %lu over the bound\n",
+		       runs, bad);
+	free(pm[0]);
+	free(pm[1]);
+	mthp_64k("auto");
+	ksft_test_result(!bad && one && all,
+			 "cap: a stream that stops, 64K and 16K to 1M always\n");
+}
+
+/*
+ * 8. Pages mapped ahead read zero; the data survives fork. The window the
  * last fault mapped is what pagemap shows populated past the last page
  * written.
  */
@@ -932,7 +1119,7 @@ static void edge_run(unsigned long first, unsigned long last, bool down,
 }
 
 /*
- * 8. "always" in a VMA that starts or ends inside a 64 KiB block: mTHP maps
+ * 9. "always" in a VMA that starts or ends inside a 64 KiB block: mTHP maps
  * single pages in that partial block and a 64 KiB folio in each whole one.
  * The order-0 windows of the sysctl on must stay inside the partial block:
  * every page gets the folio it gets with the sysctl off, measured, not
@@ -988,7 +1175,7 @@ static void test_edges(void)
 	mthp_64k("auto");
 }
 
-#define NR_TESTS	(6 + 9 + 1 + 13 + 1 + 1 + 1 + 4)
+#define NR_TESTS	(6 + 9 + 1 + 13 + 1 + 1 + 1 + 1 + 4)
 
 static void skip_all(const char *why)
 {
@@ -1027,6 +1214,7 @@ int main(void)
 	test_eligibility();
 	test_sysfs();
 	test_cap();
+	test_cap_always();
 	test_tail_zero();
 	test_edges();
 	ksft_finished();
