@@ -621,6 +621,51 @@ def offsets_check():
                             ver, head[:48], 'allowed' if want else 'refused')))
     return res
 
+# The sparse and W=1 comparison of the build matrix (new_warnings in
+# lib.sh): a warning of the series' files that the base log lacks is
+# new, wherever the series moved the line; others are not.
+BASE_LOG = """\
+  CC      mm/memory.o
+../../src/mm/memory.c:100:5: warning: symbol 'x' was not declared. Should it be static?
+../../src/mm/rmap.c:7:1: warning: context imbalance in 'f' - wrong count at exit
+../../src/mm/page_alloc.c:1:1: warning: not ours
+"""
+WARN_CASES = [
+    ('the base log again', BASE_LOG, False),
+    ('the same warnings on other lines',
+     BASE_LOG.replace(':100:5:', ':180:5:').replace(':7:1:', ':70:2:'), False),
+    ('a new warning in a file the series changes',
+     BASE_LOG + '../../src-top/mm/memory.c:9:2: warning: unused variable \'addr\' [-Wunused-variable]\n',
+     True),
+    ('a warning of the base tree twice where the base has it once',
+     BASE_LOG + '../../src-top/mm/rmap.c:9:1: warning: context imbalance in \'f\' - wrong count at exit\n',
+     True),
+    ('an error in a file the series adds',
+     BASE_LOG + '/x/mm/anon_prefault.c:3:3: error: implicit declaration of function \'g\'\n',
+     True),
+    ('a new warning in a file the series does not change',
+     BASE_LOG + '../../src/mm/page_alloc.c:2:1: warning: not ours either\n', False),
+]
+
+
+def warnings_check():
+    res = []
+    with tempfile.TemporaryDirectory() as d:
+        base = os.path.join(d, 'base.log')
+        top = os.path.join(d, 'top.log')
+        with open(base, 'w') as f:
+            f.write(BASE_LOG)
+        for what, text, want in WARN_CASES:
+            with open(top, 'w') as f:
+                f.write(text)
+            r = subprocess.run(['bash', '-c', '. "$1/scripts/lib.sh"; new_warnings "$2" "$3" '
+                                'mm/memory.c mm/rmap.c mm/anon_prefault.c',
+                                'x', TOP, base, top], capture_output=True, text=True)
+            got = bool(r.stdout.strip())
+            res.append(('PASS' if got == want else 'FAIL',
+                        'matrix warnings: %s: %s' % (what, 'new' if want else 'none new')))
+    return res
+
 
 def main():
     for what, want, script, args, text, extra in CASES:
@@ -631,7 +676,7 @@ def main():
             print('FAIL\tharness: %s: %s: want %s, got %s: %s'
                   % (script, what, want, got, out.strip().replace('\n', ' | ')[:300]))
     for st, what in (console_check() + oom_allow_check() + step_table_check() +
-                     offsets_check() +
+                     offsets_check() + warnings_check() +
                      patch_check() + lock_check() +
                      bench_check() + modes_check() + smp_check() +
                      clock_check()):

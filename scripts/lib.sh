@@ -194,7 +194,8 @@ die() {
 PKGS="build-essential flex bison bc libelf-dev libssl-dev cpio qemu-system-x86
 busybox-static quilt ccache rsync linux-source-6.12 gnuplot-nox perl git xz-utils
 stress-ng trinity python3.11 gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-qemu-system-arm"
+qemu-system-arm sparse gcc-sparc64-linux-gnu gcc-powerpc64le-linux-gnu
+gcc-riscv64-linux-gnu gcc-s390x-linux-gnu gcc-mips64el-linux-gnuabi64"
 
 ensure_packages() {
 	step deps "checking Debian packages"
@@ -518,6 +519,25 @@ build_kselftests() {
 	return 0
 }
 
+# build_warnings LOG FILE...: the compiler and sparse warnings (and
+# errors) of a build log in the given source files, one "file: message"
+# line each, sorted; without line numbers, which a series moves.
+build_warnings() {
+	local log=$1 pat
+	shift
+	pat=$(printf '%s\n' "$@" | sed 's/[.]/[.]/g' | paste -sd'|')
+	sed -n -E "s#^([^ :]*/)?(${pat}):[0-9]+(:[0-9]+)?: (warning|error): (.*)#\2: \5#p" "$log" |
+		sed -E 's/ +$//' | sort
+}
+
+# new_warnings BASE_LOG LOG FILE...: the warnings of LOG in the files
+# that BASE_LOG does not have (each as often as LOG has it more often).
+new_warnings() {
+	local base=$1 log=$2
+	shift 2
+	comm -13 <(build_warnings "$base" "$@") <(build_warnings "$log" "$@")
+}
+
 # $1 = patch file: true when it changes a Kconfig file (the configuration
 # of a tree built before it may be out of date).
 patch_changes_kconfig() {
@@ -748,6 +768,15 @@ qemu_accel() {
 	fi
 }
 
+# The guests' RCU CPU stall timeout (seconds; the kernel's default is 21,
+# its maximum 300). Under TCG a virtual CPU is a host thread: on a 2-core
+# host running 4 virtual CPUs beside builds, one was seen unscheduled
+# for more than 21 s, and the kernel reported a stall that was the host's
+# (a cold make test, 2026-12). A CPU that really spins with interrupts
+# off stays stalled: 120 s still reports it, long before a boot's time
+# limit.
+RCU_STALL_SECS=${RCU_STALL_SECS:-120}
+
 # $1 = bzImage, $2 = initramfs, $3 = output dir, $4 = guest job (ap.job=)
 # Leaves console.log (kernel) and results.log (guest report) in $3.
 # BOOT_CLOCK=icount boots on the instruction clock (qemu_accel); the guest
@@ -780,7 +809,7 @@ boot_guest() {
 	timeout --foreground -k 10 "$limit" $qemu $accel \
 		-smp "$SMP" -m "$MEM" -nodefaults -display none -no-reboot \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "$ports panic=-1 ap.job=$job ap.clock=$clock ${GUEST_APPEND:-}" \
+		-append "$ports panic=-1 rcupdate.rcu_cpu_stall_timeout=$RCU_STALL_SECS ap.job=$job ap.clock=$clock ${GUEST_APPEND:-}" \
 		-serial "file:$out/console.log" "${report[@]}" \
 		</dev/null >"$out/qemu.log" 2>&1
 	local rc=$?

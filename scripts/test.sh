@@ -232,6 +232,28 @@ done
 cp "$OBJ_Y/build.log" "$BUILD/build-y.log" 2>/dev/null
 log "=y builds done at +$(( $(date +%s) - AP_T0 ))s"
 
+# 4b. The build matrix (scripts/matrix.sh): the top of the series in the
+# configurations and on the architectures of configs/matrix/, the feature
+# on and off, then sparse and W=1 against the base tree. Objects only, in
+# the background at nice 19, one job: it takes the host time the guests
+# leave idle; its lines are counted at the end.
+MATRIX=0
+[ $HAS_FEATURE = 1 ] && [ "${SKIP_MATRIX:-0}" != 1 ] && MATRIX=1
+if [ $MATRIX = 1 ]; then
+	step matrix-bg "the build matrix starts in the background (log: $BUILD/matrix.log)"
+	rm -f "$BUILD/matrix.tsv"
+	(
+		renice -n 19 -p $BASHPID >/dev/null
+		t=$(date +%s)
+		MATRIX_JOBS=${MATRIX_JOBS:-1} "$TOP/scripts/matrix.sh" "$SRC_TOP" \
+			"$PRISTINE" "$BUILD/matrix" >"$BUILD/matrix.tsv.tmp" 2>"$BUILD/matrix.log"
+		mv "$BUILD/matrix.tsv.tmp" "$BUILD/matrix.tsv"
+		bg_step matrix $((t - AP_T0)) "background: the build matrix (nice 19)"
+	) &
+	MATRIX_PID=$!
+	AP_BGPIDS="$AP_BGPIDS $MATRIX_PID"
+fi
+
 
 # wait_build NAME: waits for the background build NAME (n|debug) and
 # returns its exit status.
@@ -550,6 +572,22 @@ if [ $ARM64 = 1 ]; then
 fi
 
 wait $BG_BUILDS 2>/dev/null
+
+# The build matrix's lines.
+if [ $MATRIX = 1 ]; then
+	step matrix "waiting for the build matrix"
+	wait "$MATRIX_PID" 2>/dev/null
+	if ! [ -f "$BUILD/matrix.tsv" ]; then
+		tail -n 20 "$BUILD/matrix.log" >&2
+		fail "matrix: scripts/matrix.sh did not finish (see $BUILD/matrix.log)"
+	elif ! grep -q . "$BUILD/matrix.tsv"; then
+		fail "matrix: scripts/matrix.sh printed no result (see $BUILD/matrix.log)"
+	else
+		while IFS=$'\t' read -r st desc; do
+			[ "$st" = PASS ] && pass "$desc" || fail "$desc"
+		done <"$BUILD/matrix.tsv"
+	fi
+fi
 AP_BGPIDS=""
 
 log "make test took $(( $(date +%s) - AP_T0 ))s"
