@@ -124,6 +124,8 @@ CONSOLE = [
     'BUG: unable to handle page fault for address: 0000000000000010',
     'WARNING: CPU: 1 PID: 1 at mm/memory.c:100 do_anonymous_page+0x1/0x2',
     'rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:',
+    'rcu: INFO: rcu_sched self-detected stall on CPU',
+    'rcu: INFO: rcu_preempt detected expedited stalls on CPUs/tasks: {',
     'watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [a:1]',
     'INFO: task a:1 blocked for more than 120 seconds.',
     'INFO: trying to register non-static key.',
@@ -138,7 +140,8 @@ def console_check():
     res = []
     with tempfile.TemporaryDirectory() as d:
         log = os.path.join(d, 'console.log')
-        for line in CONSOLE + ['[    1.0] Run /init as init process']:
+        for line in CONSOLE + ['[    1.0] Run /init as init process',
+                               '\tRCU CPU stall warnings timeout set to 120 (rcu_cpu_stall_timeout).']:
             with open(log, 'w') as f:
                 f.write('[    0.1] booting\n[    2.0] %s\n' % line)
             r = subprocess.run(['bash', '-c', '. "$1/scripts/lib.sh"; console_problems "$2"',

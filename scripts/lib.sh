@@ -854,7 +854,7 @@ suite_times() {
 }
 
 # Kernel reports that fail a run wherever they appear on the console.
-CONSOLE_BAD='BUG:|WARNING:|Oops|KASAN|UBSAN|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|blocked for more than|hung_task|soft lockup|rcu.*stall|non-static key|Bad page|list_add corruption|list_del corruption|page allocation failure'
+CONSOLE_BAD='BUG:|WARNING:|Oops|KASAN|UBSAN|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|blocked for more than|hung_task|soft lockup|rcu.*detected (expedited )?stall|non-static key|Bad page|list_add corruption|list_del corruption|page allocation failure'
 
 # The warning an OOM victim's faulting page may print when it cannot be
 # had, expected in the limits boot: the stock fault allocates it zeroed
