@@ -35,7 +35,7 @@ mm/vmstat.o:MMU kernel/fork.o:MMU fs/exec.o:MMU fs/proc/task_mmu.o:PROC_FS
 mm/khugepaged.o:TRANSPARENT_HUGEPAGE mm/madvise.o:ADVISE_SYSCALLS
 mm/mmap.o:MMU mm/swap_state.o:SWAP mm/mempolicy.o:NUMA"
 
-# cell_arch ARCH: make variables of a cross build.
+# cell_make_args ARCH: the make variables of ARCH's (cross) build.
 cell_make_args() {
 	case $1 in
 	x86) ;;
@@ -49,6 +49,7 @@ cell_make_args() {
 	esac
 }
 
+# cell_cc ARCH: its C compiler.
 cell_cc() {
 	local p
 	p=$(cell_make_args "$1" | sed -n 's/.*CROSS_COMPILE=\([^ ]*\).*/\1/p')
@@ -113,9 +114,8 @@ cell_objects() {
 # MWERROR is empty).
 MWERROR=-Werror
 build_objects() {
-	local obj=$1 log=$2 cc
+	local obj=$1 log=$2 cc hostcc=gcc
 	shift 2
-	local hostcc=gcc
 	cc=$(cell_cc "$ARCH_OF_CELL")
 	# The host programs (fixdep, kconfig, objtool) of every cell are
 	# the same: ccache serves them after the first cell.
