@@ -56,9 +56,9 @@
 #define CREATE_TRACE_POINTS
 #include <trace/events/anon_prefault.h>
 
-DEFINE_STATIC_KEY_TRUE(anon_prefault_key);
+DEFINE_STATIC_KEY_MAYBE(CONFIG_ANON_PREFAULT_DEFAULT_ON, anon_prefault_key);
 
-static int sysctl_anon_prefault = 1;
+static int sysctl_anon_prefault = IS_ENABLED(CONFIG_ANON_PREFAULT_DEFAULT_ON);
 static int sysctl_anon_prefault_max_pages = ANON_PREFAULT_DEFAULT_PAGES;
 static int anon_prefault_pages_limit = ANON_PREFAULT_MAX_PAGES;
 static DEFINE_MUTEX(anon_prefault_mutex);

@@ -777,10 +777,20 @@ qemu_accel() {
 # limit.
 RCU_STALL_SECS=${RCU_STALL_SECS:-120}
 
+# The kernel ships vm.anon_prefault off unless built with
+# CONFIG_ANON_PREFAULT_DEFAULT_ON (configs/test.config leaves it unset):
+# every guest switches it on from the command line, and feature_report
+# (scripts/guest/jobs.sh) checks that it is on at boot. A boot that checks
+# the build's default instead, or boots a kernel without the sysctl, sets
+# AP_BOOT_PREFAULT to its own arguments ("ap.prefault_boot=N" alone, or
+# nothing).
+AP_BOOT_ON="sysctl.vm.anon_prefault=1 ap.prefault_boot=1"
+
 # $1 = bzImage, $2 = initramfs, $3 = output dir, $4 = guest job (ap.job=)
 # Leaves console.log (kernel) and results.log (guest report) in $3.
 # BOOT_CLOCK=icount boots on the instruction clock (qemu_accel); the guest
-# learns its clock from ap.clock= and reports it.
+# learns its clock from ap.clock= and reports it. AP_BOOT_PREFAULT: see
+# AP_BOOT_ON.
 boot_guest() {
 	local kernel=$1 initrd=$2 out=$3 job=$4
 	mkdir -p "$out"
@@ -809,7 +819,7 @@ boot_guest() {
 	timeout --foreground -k 10 "$limit" $qemu $accel \
 		-smp "$SMP" -m "$MEM" -nodefaults -display none -no-reboot \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "$ports panic=-1 rcupdate.rcu_cpu_stall_timeout=$RCU_STALL_SECS ap.job=$job ap.clock=$clock ${GUEST_APPEND:-}" \
+		-append "$ports panic=-1 rcupdate.rcu_cpu_stall_timeout=$RCU_STALL_SECS ap.job=$job ap.clock=$clock ${AP_BOOT_PREFAULT-$AP_BOOT_ON} ${GUEST_APPEND:-}" \
 		-serial "file:$out/console.log" "${report[@]}" \
 		</dev/null >"$out/qemu.log" 2>&1
 	local rc=$?

@@ -396,7 +396,10 @@ if [ $HAS_FEATURE = 1 ] && [ -x "$BUILD/guest/anon_prefault" ]; then
 		thp="thp_anon=32K:auto;64K:always thp_anon=2M:auto"
 		thp="$thp ap.thp_expect=32kB:auto,64kB:always,2048kB:never ap.thp_refused=2M:auto"
 	fi
+	# Nothing on the command line sets vm.anon_prefault here: the build's
+	# default (configs/test.config: off) must leave it at 0.
 	if boot_and_check guest-pin "$OBJ_Y" case SMP=2 MEM=512M \
+		AP_BOOT_PREFAULT="ap.prefault_boot=0" \
 		GUEST_APPEND="movablecore=50% ap.case=longterm_pin $thp"; then
 		count_results guest-pin "$BUILD/boot-guest-pin/results.log" \
 			"$(suites_of case),thp_boot"
@@ -437,8 +440,11 @@ init_on_alloc_in_effect() {
 if [ $DEBUG = 1 ]; then
 	if wait_build debug; then
 		pass "build: top of series, debug kernel (KASAN, lockdep, DEBUG_VM)"
+		# configs/debug.config builds the feature on by default:
+		# nothing on the command line sets vm.anon_prefault.
 		if INITRD=$BUILD/initramfs-ext.cpio.gz boot_and_check guest-debug \
-			"$OBJ_D" debug SMP=2 GUEST_APPEND="init_on_alloc=1 \
+			"$OBJ_D" debug SMP=2 AP_BOOT_PREFAULT="ap.prefault_boot=1" \
+			GUEST_APPEND="init_on_alloc=1 \
 ap.stress=${DEBUG_STRESS_SECS:-60} ap.sng=${SNG_SECS:-20} \
 ap.trinity=${TRINITY_SEED:-1} ap.trinity_n=${TRINITY_CALLS:-20000}"; then
 			count_results guest-debug "$BUILD/boot-guest-debug/results.log" \
@@ -464,7 +470,8 @@ fi
 # =n: the kernel boots, the sysctl is absent, the feature's tests SKIP.
 if ! wait_build n; then
 	fail "build: top of series (=n) does not build (see $OBJ_N/build.log)"
-elif pass "build: top of series (=n)" && boot_and_check guest-n "$OBJ_N" test; then
+elif pass "build: top of series (=n)" &&
+	boot_and_check guest-n "$OBJ_N" test AP_BOOT_PREFAULT=; then
 	res=$(python3 "$TOP/scripts/parse-results.py" --expect "$(suites_of test-n)" \
 		"$BUILD/boot-guest-n/results.log")
 	while IFS=$'\t' read -r st desc; do

@@ -10,6 +10,7 @@
 #include <linux/jump_label.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
+#include <linux/sched/coredump.h>
 
 /* Default of vm.anon_prefault_max_pages: 64 KiB with 4 KiB pages. */
 #define ANON_PREFAULT_DEFAULT_PAGES	16
@@ -21,7 +22,7 @@
 #define ANON_PREFAULT_MAX_PAGES		31
 
 #ifdef CONFIG_ANON_PREFAULT
-DECLARE_STATIC_KEY_TRUE(anon_prefault_key);
+DECLARE_STATIC_KEY_MAYBE(CONFIG_ANON_PREFAULT_DEFAULT_ON, anon_prefault_key);
 
 unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 				  unsigned int *forder);
@@ -32,14 +33,22 @@ void anon_prefault_mapped(unsigned long address, unsigned int nr,
 			  unsigned int order);
 
 /*
- * Whether the predictor of current sizes a fault: the feature is on, and
- * the fault is current's own, not one of a remote GUP target.
+ * Whether the predictor of current sizes a fault: the feature is on, the
+ * fault is current's own, not one of a remote GUP target, and neither its
+ * region (MADV_NOPREFAULT) nor its process (PR_SET_ANON_PREFAULT_DISABLE)
+ * opted out.
  */
 static __always_inline bool anon_prefault_active(struct vm_fault *vmf)
 {
-	if (!static_branch_likely(&anon_prefault_key))
+	struct vm_area_struct *vma = vmf->vma;
+
+	if (!static_branch_maybe(CONFIG_ANON_PREFAULT_DEFAULT_ON,
+				 &anon_prefault_key))
 		return false;
-	return !(vmf->flags & FAULT_FLAG_REMOTE);
+	if (vmf->flags & FAULT_FLAG_REMOTE)
+		return false;
+	return !(vma->vm_flags & VM_NOPREFAULT) &&
+	       !test_bit(MMF_DISABLE_ANON_PREFAULT, &vma->vm_mm->flags);
 }
 
 /*

@@ -31,16 +31,30 @@ smoke() {
 	fi
 }
 
+# The feature's presence, and vm.anon_prefault as the boot left it: the
+# value ap.prefault_boot= names, which the build's default
+# (CONFIG_ANON_PREFAULT_DEFAULT_ON) or sysctl.vm.anon_prefault= on the
+# command line must have set (no job writes it before this runs).
 feature_report() {
+	want=$(arg prefault_boot "")
 	echo "TAP version 13"
-	echo "1..1"
-	if [ -f /proc/sys/vm/anon_prefault ]; then
-		echo "# vm.anon_prefault = $(cat /proc/sys/vm/anon_prefault)"
-		echo "# vm.anon_prefault_max_pages = $(cat /proc/sys/vm/anon_prefault_max_pages)"
-		grep '^anon_prefault' /proc/vmstat | sed 's/^/# /'
-		echo "ok 1 feature present"
-	else
+	echo "1..2"
+	if ! [ -f /proc/sys/vm/anon_prefault ]; then
 		echo "ok 1 feature absent # SKIP vm.anon_prefault not in this kernel"
+		echo "ok 2 vm.anon_prefault at boot # SKIP not in this kernel"
+		return
+	fi
+	v=$(cat /proc/sys/vm/anon_prefault)
+	echo "# vm.anon_prefault = $v"
+	echo "# vm.anon_prefault_max_pages = $(cat /proc/sys/vm/anon_prefault_max_pages)"
+	grep '^anon_prefault' /proc/vmstat | sed 's/^/# /'
+	echo "ok 1 feature present"
+	if [ -z "$want" ]; then
+		echo "ok 2 vm.anon_prefault at boot # SKIP no ap.prefault_boot="
+	elif [ "$v" = "$want" ]; then
+		echo "ok 2 vm.anon_prefault at boot is $v, as the build and the command line set it"
+	else
+		echo "not ok 2 vm.anon_prefault at boot is $v, expected $want (ap.prefault_boot=)"
 	fi
 }
 

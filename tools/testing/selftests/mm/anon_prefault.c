@@ -44,7 +44,10 @@
  * have their allocation tags cleared, as a faulted page has.  "old_ptes"
  * checks that pages mapped ahead are old where fault-around maps the pages
  * around a fault old (arm64 with a hardware access flag), so that reclaim
- * takes them before the pages a task touched.
+ * takes them before the pages a task touched.  "noprefault" and "prctl"
+ * check the opt-outs, MADV_NOPREFAULT and PR_SET_ANON_PREFAULT_DISABLE
+ * (across threads, fork and exec), and "noprefault_reclaim" that reclaim
+ * sees a region opted out as it sees it with prefault off.
  *
  * If /proc/sys/vm/anon_prefault does not exist the kernel lacks the feature
  * and every test is reported as skipped.
@@ -102,6 +105,14 @@
 #endif
 #ifndef RUSAGE_THREAD
 #define RUSAGE_THREAD		1
+#endif
+#ifndef MADV_NOPREFAULT
+#define MADV_NOPREFAULT		26
+#define MADV_PREFAULT		27
+#endif
+#ifndef PR_SET_ANON_PREFAULT_DISABLE
+#define PR_SET_ANON_PREFAULT_DISABLE	74
+#define PR_GET_ANON_PREFAULT_DISABLE	75
 #endif
 
 #define CGROUP_ROOT		"/sys/fs/cgroup"
@@ -4096,6 +4107,521 @@ static void test_old_ptes(const char *name)
 	ksft_test_result(ok, "%s\n", name);
 }
 
+/* ------------------------------------------------------------------------ */
+/* 25. noprefault                                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The VmFlags line of the VMA that starts at @addr in /proc/self/smaps, in
+ * @buf, with a space before and after every mnemonic.
+ */
+static void region_vmflags(void *addr, char *buf, size_t size)
+{
+	char line[256], start[32];
+	bool found = false;
+	FILE *f;
+
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)addr);
+	f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		ksft_exit_fail_perror("open /proc/self/smaps");
+	buf[0] = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!found) {
+			found = !strncmp(line, start, strlen(start));
+			continue;
+		}
+		if (!strncmp(line, "VmFlags:", 8)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(buf, size, "%s ", line + 8);
+			break;
+		}
+	}
+	fclose(f);
+	if (!found)
+		ksft_exit_fail_msg("no VMA at %p in /proc/self/smaps\n", addr);
+}
+
+static bool has_vmflag(const char *flags, const char *mnemonic)
+{
+	char m[8];
+
+	snprintf(m, sizeof(m), " %s ", mnemonic);
+	return strstr(flags, m);
+}
+
+#define NP_PAGES	256	/* pages of the opt-out tests' regions */
+
+/*
+ * Write a fresh region of NP_PAGES pages upwards, after a miss elsewhere:
+ * with prefault opted out, one fault per page and exactly the pages written
+ * populated. @who: RUSAGE_SELF, or RUSAGE_THREAD in a thread.
+ */
+static bool one_page_per_fault(const char *name, const char *what, int who)
+{
+	const size_t len = NP_PAGES * pagesize;
+	unsigned long i, n;
+	long faults;
+	char *p;
+
+	reset_prediction();
+	p = map_region(len);
+	faults = minflt(who);
+	for (i = 0; i < NP_PAGES; i++)
+		poke(p + i * pagesize, 1);
+	faults = minflt(who) - faults;
+	n = count_populated(p, 0, NP_PAGES);
+	unmap_region(p, len);
+	if (faults == NP_PAGES && n == NP_PAGES)
+		return true;
+	tmsg(name, "%s: %ld faults, %lu pages populated, expected %d and %d: one page per fault\n",
+	     what, faults, n, NP_PAGES, NP_PAGES);
+	return false;
+}
+
+/* The same region with prefault in force: the stream's windows. */
+static bool prefault_ramps(const char *name, const char *what)
+{
+	const size_t len = NP_PAGES * pagesize;
+	unsigned long n;
+	long faults;
+	bool ok;
+	char *p;
+
+	reset_prediction();
+	p = map_region(len);
+	faults = write_seq(p, 0, NP_PAGES);
+	n = count_populated(p, 0, NP_PAGES);
+	unmap_region(p, len);
+	ok = stream_faults_ok(name, what, faults, NP_PAGES, DEF_MAX_PAGES, 0,
+			      false);
+	if (n != NP_PAGES) {
+		tmsg(name, "%s: %lu of %d pages populated\n", what, n,
+		     NP_PAGES);
+		ok = false;
+	}
+	return ok;
+}
+
+/*
+ * MADV_NOPREFAULT: one page per fault, shown as "np" and nothing else in
+ * VmFlags (not the "rr" or "sr" of MADV_RANDOM and MADV_SEQUENTIAL), kept
+ * by a child of fork; MADV_PREFAULT brings the windows back; an advice
+ * value the kernel does not know still fails with EINVAL.
+ */
+static void test_noprefault(const char *name)
+{
+	const size_t len = NP_PAGES * pagesize;
+	char flags[256], before[256];
+	unsigned long n;
+	bool ok = true;
+	long faults;
+	int status;
+	pid_t pid;
+	char *p;
+
+	set_prefault(1, DEF_MAX_PAGES);
+	ok &= prefault_ramps(name, "no advice");
+
+	p = map_region(len);
+	region_vmflags(p, before, sizeof(before));
+	if (madvise(p, len, MADV_NOPREFAULT)) {
+		tmsg(name, "MADV_NOPREFAULT: %s\n", strerror(errno));
+		ksft_test_result_fail("%s\n", name);
+		unmap_region(p, len);
+		return;
+	}
+	region_vmflags(p, flags, sizeof(flags));
+	if (!has_vmflag(flags, "np") || has_vmflag(flags, "rr") ||
+	    has_vmflag(flags, "sr") ||
+	    strlen(flags) != strlen(before) + strlen("np ")) {
+		tmsg(name,
+		     "VmFlags:%s after MADV_NOPREFAULT, VmFlags:%s before: expected \"np\" added and nothing else\n",
+		     flags, before);
+		ok = false;
+	}
+	unmap_region(p, len);
+
+	reset_prediction();
+	p = map_region(len);
+	if (madvise(p, len, MADV_NOPREFAULT))
+		ksft_exit_fail_perror("MADV_NOPREFAULT");
+	faults = write_seq(p, 0, NP_PAGES);
+	n = count_populated(p, 0, NP_PAGES);
+	if (faults != NP_PAGES || n != NP_PAGES) {
+		tmsg(name, "MADV_NOPREFAULT: %ld faults, %lu populated, expected %d and %d\n",
+		     faults, n, NP_PAGES, NP_PAGES);
+		ok = false;
+	}
+	unmap_region(p, len);
+
+	/* MADV_PREFAULT undoes it. */
+	reset_prediction();
+	p = map_region(len);
+	if (madvise(p, len, MADV_NOPREFAULT) || madvise(p, len, MADV_PREFAULT))
+		ksft_exit_fail_perror("MADV_NOPREFAULT, MADV_PREFAULT");
+	region_vmflags(p, flags, sizeof(flags));
+	if (strcmp(flags, before)) {
+		tmsg(name, "VmFlags:%s after MADV_PREFAULT, expected VmFlags:%s\n",
+		     flags, before);
+		ok = false;
+	}
+	faults = write_seq(p, 0, NP_PAGES);
+	ok &= stream_faults_ok(name, "MADV_PREFAULT", faults, NP_PAGES,
+			       DEF_MAX_PAGES, 0, false);
+	unmap_region(p, len);
+
+	/* A child of fork inherits the advice with the region. */
+	p = map_region(len);
+	if (madvise(p, len, MADV_NOPREFAULT))
+		ksft_exit_fail_perror("MADV_NOPREFAULT");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_perror("fork");
+	if (!pid) {
+		pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
+		reset_prediction();
+		/* getrusage() copies a stack page on write: not in the count */
+		minflt(RUSAGE_SELF);
+		faults = write_seq(p, 0, NP_PAGES);
+		if (pagemap_fd < 0 || faults != NP_PAGES ||
+		    count_populated(p, 0, NP_PAGES) != NP_PAGES) {
+			tmsg(name,
+			     "child of fork: %ld faults in the region advised MADV_NOPREFAULT, expected %d\n",
+			     faults, NP_PAGES);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		ksft_exit_fail_perror("waitpid");
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		tmsg(name, "the child of fork failed (status %#x)\n", status);
+		ok = false;
+	}
+
+	/* An advice value the kernel does not know: EINVAL, as before. */
+	if (madvise(p, len, MADV_PREFAULT + 1) != -1 || errno != EINVAL) {
+		tmsg(name, "madvise(%d), a value the kernel does not know: %s, expected EINVAL\n",
+		     MADV_PREFAULT + 1, strerror(errno));
+		ok = false;
+	}
+	unmap_region(p, len);
+	ksft_test_result(ok, "%s\n", name);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 26. noprefault_reclaim                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An opt-out must not change how reclaim sees the region. A task in a
+ * memory cgroup writes a hot region H, then a cold region C, of RV_PAGES
+ * pages each, clears the accessed bits of its page table entries
+ * (/proc/self/clear_refs), reads H again, and reclaims RV_PAGES pages of
+ * the cgroup (memory.reclaim, to swap). H's pages are the older on the
+ * LRU, so reclaim meets them first, and keeps them for their accessed
+ * bits: C goes to swap. Reclaim ignores those bits in a region advised
+ * MADV_RANDOM (vma_has_recency()), so there it takes H. H advised
+ * MADV_NOPREFAULT with prefault on must keep as many pages resident as H
+ * with no advice and prefault off, and the MADV_RANDOM run shows that the
+ * test can see the difference.
+ */
+#define RV_PAGES	512
+
+struct rv_result {
+	unsigned long hot;	/* pages of H resident after reclaim */
+	unsigned long cold;	/* pages of C resident after reclaim */
+	int reclaim_err;	/* errno of memory.reclaim, or 0 */
+};
+
+static struct rv_result *rv_res;
+static int rv_advice;		/* the advice for H, or -1 */
+
+static bool resident(char *p, unsigned long page)
+{
+	return populated(p, page) &&
+	       !pagemap_is_swapped(pagemap_fd, p + page * pagesize);
+}
+
+static void rv_child(int ready, int go)
+{
+	const size_t len = RV_PAGES * pagesize;
+	struct rv_result *r = rv_res;
+	char buf[32], *h, *c, b = 0;
+	unsigned long i;
+
+	join_cgroup(CGROUP_TEST);
+	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
+	if (pagemap_fd < 0)
+		_exit(3);
+	h = map_region(len);
+	c = map_region(len);
+	if (rv_advice >= 0 && madvise(h, len, rv_advice))
+		_exit(4);
+	reset_prediction();
+	for (i = 0; i < RV_PAGES; i++)
+		poke(h + i * pagesize, 1);
+	for (i = 0; i < RV_PAGES; i++)
+		poke(c + i * pagesize, 1);
+	if (ap_write_file("/proc/self/clear_refs", "1"))
+		_exit(5);
+	for (i = 0; i < RV_PAGES; i++)
+		peek(h + i * pagesize);
+	snprintf(buf, sizeof(buf), "%zu", len);
+	r->reclaim_err = -ap_write_file(CGROUP_TEST "/memory.reclaim", buf);
+	for (i = 0; i < RV_PAGES; i++) {
+		r->hot += resident(h, i);
+		r->cold += resident(c, i);
+	}
+	_exit(write(ready, &b, 1) != 1);
+}
+
+static struct rv_result rv_run(const char *name, int enable, int advice)
+{
+	struct rv_result *r, res;
+	struct hs_child c;
+	int status;
+
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		ksft_exit_fail_perror("mmap");
+	memset(r, 0, sizeof(*r));
+	rv_res = r;
+	rv_advice = advice;
+	set_prefault(enable, DEF_MAX_PAGES);
+	cgroup_remove();
+	if (mkdir(CGROUP_TEST, 0755))
+		ksft_exit_fail_perror("mkdir " CGROUP_TEST);
+	c = hs_fork(rv_child, name);
+	status = hs_wait(&c);
+	cgroup_remove();
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		ksft_exit_fail_msg("%s: child status %#x\n", name, status);
+	res = *r;
+	munmap(r, sizeof(*r));
+	return res;
+}
+
+static void test_noprefault_reclaim(const char *name)
+{
+	static const struct {
+		const char *what;
+		int enable;
+		int advice;
+	} runs[3] = {
+		{ "prefault off, no advice", 0, -1 },
+		{ "prefault on, MADV_NOPREFAULT", 1, MADV_NOPREFAULT },
+		{ "prefault off, MADV_RANDOM", 0, MADV_RANDOM },
+	};
+	struct rv_result r[3];
+	const char *err, *why = "";
+	bool ok = true;
+	int i;
+
+	err = cgroup_setup();
+	if (err) {
+		ksft_test_result_skip("%s: %s\n", name, err);
+		return;
+	}
+	if (ap_swap_on(AP_SWAP_DEV, &why)) {
+		ksft_test_result_skip("%s: needs swap: %s\n", name, why);
+		return;
+	}
+	for (i = 0; i < 3; i++) {
+		r[i] = rv_run(name, runs[i].enable, runs[i].advice);
+		tmsg(name,
+		     "%s: resident after reclaim: %lu of %d hot pages, %lu of %d cold (memory.reclaim: %s)\n",
+		     runs[i].what, r[i].hot, RV_PAGES, r[i].cold, RV_PAGES,
+		     r[i].reclaim_err ? strerror(r[i].reclaim_err) : "done");
+	}
+	if (r[0].hot < r[2].hot + RV_PAGES / 2) {
+		tmsg(name,
+		     "reclaim took as much of the hot region without advice as with MADV_RANDOM: the test cannot tell them apart\n");
+		ok = false;
+	}
+	if (r[1].hot + RV_PAGES / 8 < r[0].hot) {
+		tmsg(name,
+		     "MADV_NOPREFAULT lost %lu more hot pages than no advice with prefault off: reclaim sees the region differently\n",
+		     r[0].hot - r[1].hot);
+		ok = false;
+	}
+	ksft_test_result(ok, "%s\n", name);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 27. prctl                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static long get_disable(void)
+{
+	return prctl(PR_GET_ANON_PREFAULT_DISABLE, 0, 0, 0, 0);
+}
+
+/*
+ * @what: the process reads @want back, and its faults behave so: one page
+ * per fault when opted out, the windows of a stream when not.
+ */
+static bool prctl_state_ok(const char *name, const char *what, long want,
+			   int who)
+{
+	long got = get_disable();
+	bool ok = got == want;
+
+	if (!ok)
+		tmsg(name, "%s: PR_GET_ANON_PREFAULT_DISABLE returned %ld (%s), expected %ld\n",
+		     what, got, got < 0 ? strerror(errno) : "", want);
+	/* The faults tell, whatever PR_GET says. */
+	if (want)
+		ok &= one_page_per_fault(name, what, who);
+	else
+		ok &= prefault_ramps(name, what);
+	return ok;
+}
+
+static const char *prctl_name;
+
+static void *prctl_thread(void *arg)
+{
+	bool *ok = arg;
+
+	*ok = prctl_state_ok(prctl_name, "a thread of the process", 1,
+			     RUSAGE_THREAD);
+	return NULL;
+}
+
+/* Fork a child that runs @fn; its exit status, 0 if it passed. */
+static int prctl_fork(const char *name, int (*fn)(const char *name))
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_perror("fork");
+	if (!pid) {
+		pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
+		_exit(pagemap_fd < 0 ? 3 : fn(name));
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		ksft_exit_fail_perror("waitpid");
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* A child of an opted-out process: opted out, then back in by itself. */
+static int prctl_grandchild(const char *name)
+{
+	bool ok = prctl_state_ok(name, "a child of fork", 1, RUSAGE_SELF);
+
+	if (prctl(PR_SET_ANON_PREFAULT_DISABLE, 0, 0, 0, 0)) {
+		tmsg(name, "the child: PR_SET_ANON_PREFAULT_DISABLE 0: %s\n",
+		     strerror(errno));
+		return 1;
+	}
+	ok &= prctl_state_ok(name, "the child, back in", 0, RUSAGE_SELF);
+	return !ok;
+}
+
+/* The program a child of an opted-out process executes: -X prctl_exec */
+static int prctl_exec_check(void)
+{
+	return !prctl_state_ok("prctl", "a program executed", 1, RUSAGE_SELF);
+}
+
+/* A child of the test, which opts itself out. */
+static int prctl_child(const char *name)
+{
+	static char *const argv[] = { "anon_prefault", "-X", "prctl_exec", NULL };
+	bool ok, tok = false;
+	pthread_t t;
+	int status;
+	pid_t pid;
+
+	reset_prediction();
+	ok = prctl_state_ok(name, "a child of the test", 0, RUSAGE_SELF);
+	if (prctl(PR_SET_ANON_PREFAULT_DISABLE, 1, 0, 0, 0)) {
+		tmsg(name, "PR_SET_ANON_PREFAULT_DISABLE 1: %s\n",
+		     strerror(errno));
+		return 1;
+	}
+	ok &= prctl_state_ok(name, "after PR_SET_ANON_PREFAULT_DISABLE 1", 1,
+			     RUSAGE_SELF);
+
+	prctl_name = name;
+	if (pthread_create(&t, NULL, prctl_thread, &tok) ||
+	    pthread_join(t, NULL))
+		ksft_exit_fail_msg("%s: pthread\n", name);
+	ok &= tok;
+
+	if (prctl_fork(name, prctl_grandchild)) {
+		tmsg(name, "a child of fork failed\n");
+		ok = false;
+	}
+	ok &= prctl_state_ok(name, "after its child switched itself back on",
+			     1, RUSAGE_SELF);
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_perror("fork");
+	if (!pid) {
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		ksft_exit_fail_perror("waitpid");
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		tmsg(name, "the program executed by a child failed (status %#x)\n",
+		     status);
+		ok = false;
+	}
+
+	if (prctl(PR_SET_ANON_PREFAULT_DISABLE, 0, 0, 0, 0))
+		return 1;
+	ok &= prctl_state_ok(name, "after PR_SET_ANON_PREFAULT_DISABLE 0", 0,
+			     RUSAGE_SELF);
+	return !ok;
+}
+
+/* prctl(op, a2..a5) must fail with EINVAL. */
+static bool prctl_einval(const char *name, int op, unsigned long a2,
+			 unsigned long a3)
+{
+	if (prctl(op, a2, a3, 0, 0) == -1 && errno == EINVAL)
+		return true;
+	tmsg(name, "prctl(%d, %lu, %lu, 0, 0): %s, expected EINVAL\n", op, a2,
+	     a3, strerror(errno));
+	return false;
+}
+
+/*
+ * PR_SET_ANON_PREFAULT_DISABLE: read back, shared by the threads,
+ * inherited by a child of fork, kept across exec, switched back on by a
+ * child for itself alone; bad arguments fail with EINVAL and change
+ * nothing. The test's own process is never opted out.
+ */
+static void test_prctl(const char *name)
+{
+	bool ok = true;
+
+	set_prefault(1, DEF_MAX_PAGES);
+	ok &= prctl_einval(name, PR_SET_ANON_PREFAULT_DISABLE, 2, 0);
+	ok &= prctl_einval(name, PR_SET_ANON_PREFAULT_DISABLE, 1, 1);
+	ok &= prctl_einval(name, PR_GET_ANON_PREFAULT_DISABLE, 1, 0);
+	ok &= prctl_state_ok(name, "the test after bad arguments", 0,
+			     RUSAGE_SELF);
+	if (prctl_fork(name, prctl_child)) {
+		tmsg(name, "the child that opted out failed\n");
+		ok = false;
+	}
+	ok &= prctl_state_ok(name, "the test, whose child opted out", 0,
+			     RUSAGE_SELF);
+	ksft_test_result(ok, "%s\n", name);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(const char *name);
@@ -4125,6 +4651,9 @@ static const struct {
 	{ "streams",		test_streams },
 	{ "mte",		test_mte },
 	{ "old_ptes",		test_old_ptes },
+	{ "noprefault",		test_noprefault },
+	{ "noprefault_reclaim",	test_noprefault_reclaim },
+	{ "prctl",		test_prctl },
 };
 
 static void usage(const char *prog)
@@ -4142,14 +4671,15 @@ static void usage(const char *prog)
 
 int main(int argc, char **argv)
 {
-	const char *only = NULL;
+	const char *only = NULL, *exec_check = NULL;
 	struct ap_vmstat v;
 	bool force = false;
 	unsigned int i;
 	int opt;
 
 	/* -f (undocumented): run even without the sysctls, for debugging. */
-	while ((opt = getopt(argc, argv, "hft:")) != -1) {
+	/* -X prctl_exec: the program test_prctl() executes, see there. */
+	while ((opt = getopt(argc, argv, "hft:X:")) != -1) {
 		switch (opt) {
 		case 'h':
 			usage(argv[0]);
@@ -4160,10 +4690,21 @@ int main(int argc, char **argv)
 		case 't':
 			only = optarg;
 			break;
+		case 'X':
+			exec_check = optarg;
+			break;
 		default:
 			usage(argv[0]);
 			return KSFT_FAIL;
 		}
+	}
+
+	if (exec_check) {
+		pagesize = getpagesize();
+		pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
+		if (pagemap_fd < 0 || strcmp(exec_check, "prctl_exec"))
+			return 2;
+		return prctl_exec_check();
 	}
 
 	for (i = 0; only && i < ARRAY_SIZE(tests); i++)

@@ -32,7 +32,8 @@
  *    and are mTHP alone under MADV_RANDOM; "auto" maps single pages with
  *    the sysctl off and under MADV_RANDOM, what "always" maps under
  *    MADV_HUGEPAGE, order-0 windows under MADV_NOHUGEPAGE and
- *    PR_SET_THP_DISABLE.
+ *    PR_SET_THP_DISABLE; MADV_NOPREFAULT and PR_SET_ANON_PREFAULT_DISABLE
+ *    leave "always" mTHP alone and "auto" single pages.
  *  - sysfs: "auto" is offered and read back for the 64 KiB size, and
  *    refused (EINVAL) for the PMD size.
  *  - cap: with 16, 64, 256 and 1024 KiB "auto", a stream that stops
@@ -64,6 +65,13 @@
 #define PMD_SZ			(2UL << 20)
 #define FOLIO_KB		64
 #define STATS_DIR		"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats/"
+
+#ifndef MADV_NOPREFAULT
+#define MADV_NOPREFAULT		26
+#endif
+#ifndef PR_SET_ANON_PREFAULT_DISABLE
+#define PR_SET_ANON_PREFAULT_DISABLE	74
+#endif
 
 #define KPF_COMPOUND_HEAD	15
 #define KPF_COMPOUND_TAIL	16
@@ -806,6 +814,23 @@ static void test_eligibility(void)
 		 -1, o, pages, &win);
 	if (prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0))
 		ksft_exit_fail_perror("PR_SET_THP_DISABLE");
+
+	/*
+	 * The opt-outs of prefault change nothing else: "always" is mTHP
+	 * alone, "auto" maps single pages, as with the sysctl off.
+	 */
+	eligible("always, MADV_NOPREFAULT is mTHP alone", "always", 1,
+		 MADV_NOPREFAULT, o, pages, &mthp);
+	eligible("auto, MADV_NOPREFAULT maps single pages", "auto", 1,
+		 MADV_NOPREFAULT, o, pages, NULL);
+	if (prctl(PR_SET_ANON_PREFAULT_DISABLE, 1, 0, 0, 0))
+		ksft_exit_fail_perror("PR_SET_ANON_PREFAULT_DISABLE");
+	eligible("always, PR_SET_ANON_PREFAULT_DISABLE is mTHP alone",
+		 "always", 1, -1, o, pages, &mthp);
+	eligible("auto, PR_SET_ANON_PREFAULT_DISABLE maps single pages",
+		 "auto", 1, -1, o, pages, NULL);
+	if (prctl(PR_SET_ANON_PREFAULT_DISABLE, 0, 0, 0, 0))
+		ksft_exit_fail_perror("PR_SET_ANON_PREFAULT_DISABLE");
 	mthp_64k("auto");
 	free(mthp.ord);
 	free(win.ord);
@@ -1175,7 +1200,7 @@ static void test_edges(void)
 	mthp_64k("auto");
 }
 
-#define NR_TESTS	(6 + 9 + 1 + 13 + 1 + 1 + 1 + 1 + 4)
+#define NR_TESTS	(6 + 9 + 1 + 17 + 1 + 1 + 1 + 1 + 4)
 
 static void skip_all(const char *why)
 {
