@@ -1,13 +1,48 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Boot smoke test of the anon-prefault harness: anonymous memory can be
- * mapped, advised and faulted in, and the fault shows up in getrusage().
+ * mapped, advised and faulted in, and the fault shows up in getrusage();
+ * the opt-outs (MADV_NOPREFAULT, PR_GET_ANON_PREFAULT_DISABLE) work where
+ * vm.anon_prefault exists and fail with EINVAL, as before the series,
+ * where it does not.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+/* The series' UAPI values, for a libc that lacks them */
+#define AP_MADV_NOPREFAULT		26
+#define AP_MADV_PREFAULT		27
+#define AP_PR_GET_ANON_PREFAULT_DISABLE	75
+
+static int optouts_ok(char *p, size_t len)
+{
+	int have = !access("/proc/sys/vm/anon_prefault", F_OK);
+	int m, me, u, ue, g, ge;
+
+	errno = 0;
+	m = madvise(p, len, AP_MADV_NOPREFAULT);
+	me = errno;
+	errno = 0;
+	u = madvise(p, len, AP_MADV_PREFAULT);
+	ue = errno;
+	errno = 0;
+	g = prctl(AP_PR_GET_ANON_PREFAULT_DISABLE, 0, 0, 0, 0);
+	ge = errno;
+	if (have ? !m && !u && !g :
+	    m == -1 && me == EINVAL && u == -1 && ue == EINVAL &&
+	    g == -1 && ge == EINVAL)
+		return 1;
+	fprintf(stderr,
+		"vm.anon_prefault %s: MADV_NOPREFAULT %d (%s), MADV_PREFAULT %d (%s), PR_GET_ANON_PREFAULT_DISABLE %d (%s); expected %s\n",
+		have ? "present" : "absent", m, strerror(me), u, strerror(ue),
+		g, strerror(ge), have ? "0, 0, 0" : "EINVAL for each");
+	return 0;
+}
 
 int main(void)
 {
@@ -43,5 +78,5 @@ int main(void)
 			b.ru_minflt - a.ru_minflt);
 		return 1;
 	}
-	return 0;
+	return !optouts_ok(p, len);
 }

@@ -25,7 +25,7 @@ smoke() {
 	n=$(grep -c ^processor /proc/cpuinfo)
 	echo "ok 3 $n CPUs online # $(grep MemTotal /proc/meminfo)"
 	if /ap/ap_smoke; then
-		echo "ok 4 mmap/madvise/fault work"
+		echo "ok 4 mmap/madvise/fault work, the opt-outs where the feature is"
 	else
 		echo "not ok 4 ap_smoke failed"
 	fi
