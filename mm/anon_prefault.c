@@ -25,15 +25,20 @@
  *
  * For the mTHP sizes set to "auto", the predictor chooses the folio order
  * too, the way readahead grows the folios of a file while it keeps hitting:
- * a miss maps one page, and a stream ramps up through single pages to the
- * "auto" orders and then to several large folios per fault. mTHP's own
- * rules decide which orders a VMA may use at all. Sizes enabled otherwise
- * (always, inherit, madvise) are never lowered: a fault they serve gets the
- * folio mTHP allocates, whatever the predictor thinks of it, and where it
- * continues a stream more folios of that size follow it in the same fault
- * (anon_prefault_folios()); a window of single pages never reaches into a
- * block that a folio of such a size may fill. The predictor gives a stream
- * walking downwards no large folio of its own.
+ * a miss maps one page, and a stream ramps up through single pages to a
+ * window that one "auto" folio fills. thp_vma_auto_orders() says where
+ * "auto" sizes apply at all; mTHP's own rules decide which orders a VMA
+ * may use. Sizes enabled otherwise (always, inherit, madvise) are never
+ * lowered: a fault they serve gets the folio mTHP allocates, whatever the
+ * predictor thinks of it, and where it continues a stream more folios of
+ * that size follow it in the same fault (anon_prefault_folios()); a window
+ * of single pages never reaches into a block that a folio of such a size
+ * may fill. The predictor gives a stream walking downwards no large folio
+ * of its own.
+ *
+ * Whatever the size and the mode, a fault maps at most
+ * vm.anon_prefault_max_pages pages more than it would map with the sysctl
+ * at 0 (anon_prefault_max_folios()).
  *
  * madvise() steers it per region, reusing the advice that file readahead
  * already reads: MADV_RANDOM (VM_RAND_READ) maps one page per fault,
@@ -67,16 +72,53 @@ static DEFINE_MUTEX(anon_prefault_mutex);
 #define ANON_PREFAULT_MAX_ORDER	order_base_2(ANON_PREFAULT_MAX_PAGES)
 
 /*
- * The most folios of order @fo a window holds, the faulting one included:
- * vm.anon_prefault_max_pages pages, or two folios where two are more than
- * that (one with a cap of 1 page, which turns windows off).
+ * The most folios of order @fo a window holds, the faulting one included,
+ * so that a fault maps at most vm.anon_prefault_max_pages pages more than
+ * it would map with prefault off. A window of single pages or of "auto"
+ * folios, which the predictor chose, holds at most that many pages in all
+ * (thp_vma_auto_orders() offers no larger folio). A folio of a size the
+ * administrator @enabled, which the fault gets anyway, is followed by at
+ * most that many pages of its size: one more 64 KiB folio with the default
+ * cap, none for a folio larger than the cap.
  */
-static unsigned int anon_prefault_max_folios(unsigned int fo)
+static unsigned int anon_prefault_max_folios(unsigned int fo, bool enabled)
 {
 	unsigned int max = READ_ONCE(sysctl_anon_prefault_max_pages);
 
-	return max > 1 ? max(max >> fo, 2U) : 1;
+	return enabled ? 1 + (max >> fo) : max(max >> fo, 1U);
 }
+
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+/**
+ * thp_vma_auto_orders - the "auto" sizes the predictor may choose in a VMA
+ * @vma: an anonymous VMA
+ * @vm_flags: the flags to judge @vma by
+ *
+ * The one place that says where the mTHP sizes set to "auto" apply: for
+ * thp_vma_allowable_orders(), and so for the fault, swap-in and smaps'
+ * THPeligible alike. Returns the "auto" orders of at most
+ * vm.anon_prefault_max_pages pages, or none where the predictor has no say:
+ * vm.anon_prefault is 0, the region is mlocked, armed by userfaultfd or
+ * advised MADV_RANDOM or MADV_NOPREFAULT, or its process opted out with
+ * PR_SET_ANON_PREFAULT_DISABLE. MADV_HUGEPAGE changes nothing here.
+ * thp_vma_allowable_orders() applies mTHP's own rules on top
+ * (MADV_NOHUGEPAGE, PR_SET_THP_DISABLE, the hardware).
+ */
+unsigned long thp_vma_auto_orders(struct vm_area_struct *vma,
+				  unsigned long vm_flags)
+{
+	unsigned int max = READ_ONCE(sysctl_anon_prefault_max_pages);
+
+	if (!static_branch_maybe(CONFIG_ANON_PREFAULT_DEFAULT_ON,
+				 &anon_prefault_key))
+		return 0;
+	if ((vm_flags & (VM_LOCKED | VM_RAND_READ | VM_NOPREFAULT)) ||
+	    userfaultfd_armed(vma) ||
+	    test_bit(MMF_DISABLE_ANON_PREFAULT, &vma->vm_mm->flags))
+		return 0;
+	return thp_anon_auto_orders() & GENMASK(ilog2(max), 0);
+}
+#endif
 
 /* Move stream @i of @tsk to the front of its table and return it. */
 static struct anon_prefault_stream *
@@ -216,8 +258,8 @@ static unsigned int anon_prefault_folio_order(unsigned long orders,
 
 /*
  * The order of the smallest mTHP size the administrator enabled for faults
- * in @vma ("always", "inherit", or "madvise" and "auto" in an MADV_HUGEPAGE
- * region), 0 if none. A window stays inside the naturally aligned block of
+ * in @vma ("always", "inherit", or "madvise" in an MADV_HUGEPAGE region;
+ * not "auto"), 0 if none. A window stays inside the naturally aligned block of
  * that order around its fault: a block that a folio of an enabled size may
  * fill at a fault of its own is left to that fault.
  */
@@ -228,6 +270,7 @@ static unsigned int anon_prefault_block_order(struct vm_area_struct *vma)
 	orders = thp_vma_allowable_orders(vma, vma->vm_flags,
 					  TVA_IN_PF | TVA_ENFORCE_SYSFS,
 					  BIT(PMD_ORDER) - 1);
+	orders &= ~thp_anon_auto_orders();
 	return orders ? __ffs(orders) : 0;
 }
 
@@ -247,19 +290,16 @@ static unsigned int anon_prefault_block_order(struct vm_area_struct *vma)
  * the page table that maps the faulting address, nor those of the
  * naturally aligned block around it of the smallest mTHP size enabled for
  * the VMA (anon_prefault_block_order()), and holds at most
- * vm.anon_prefault_max_pages pages, or two folios where its folios are
- * larger than half of that.
+ * vm.anon_prefault_max_pages pages.
  *
  * A stream's first hit maps a single page (but for MADV_SEQUENTIAL, whose
- * hits all map full windows). Without @orders, a later hit at order k maps
- * 1 << k pages. With @orders, the order of an upward stream keeps growing
- * past that: a hit at order k uses the largest of @orders not above k and
- * maps up to 1 << k pages of them, so that a stream ramps up through
- * single pages to one large folio and then to several per fault. A miss
- * maps a single page, and so does each folio of a window walking downwards
- * or starting before the alignment of its large folios (up to that
- * alignment; its order does not grow). Faults whose folio order is lowered
- * below the largest of @orders are counted.
+ * hits all map full windows). A later hit at order k maps 1 << k pages:
+ * with @orders, of the largest of @orders not above k, so that a stream
+ * ramps up through single pages to large folios. A miss maps a single
+ * page, and so does each folio of a window walking downwards or starting
+ * before the alignment of its large folios (up to that alignment; its
+ * order does not grow). Faults whose folio order is lowered below the
+ * largest of @orders are counted.
  */
 unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 				  unsigned int *forder)
@@ -291,15 +331,14 @@ unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 	}
 
 	/*
-	 * MADV_SEQUENTIAL: no ramp, the first hit maps the full window. The
-	 * order grows until the window holds two of the largest folios.
+	 * MADV_SEQUENTIAL: no ramp, the first hit maps the full window.
 	 */
 	if (vma->vm_flags & VM_SEQ_READ)
-		order = max(ANON_PREFAULT_MAX_ORDER, top + 1);
+		order = ANON_PREFAULT_MAX_ORDER;
 	else if (first)
 		order = 0;
 	else
-		order = min(s->order + 1, max(ANON_PREFAULT_MAX_ORDER, top + 1));
+		order = min(s->order + 1, ANON_PREFAULT_MAX_ORDER);
 
 	/* The block of the smallest mTHP size enabled, if any */
 	bo = order ? anon_prefault_block_order(vma) : 0;
@@ -327,7 +366,7 @@ unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 		}
 		room = (end - addr) >> (PAGE_SHIFT + fo);
 	}
-	nr = min(1U << (order - fo), anon_prefault_max_folios(fo));
+	nr = min(1U << (order - fo), anon_prefault_max_folios(fo, false));
 	nr = min_t(unsigned long, nr, room);
 
 	s->order = order;
@@ -353,9 +392,9 @@ out:
  * downwards, at a fault that is not at the start of its folio, and where the
  * predictor has no say about the VMA (mlocked, userfaultfd or MADV_RANDOM).
  * A later hit of an upward stream grows the stream's order by one, to at
- * least @order + 1, and maps 1 << (order - @order) folios: at most
- * vm.anon_prefault_max_pages pages, or two folios where two folios are more
- * than that, never past the end of the VMA or of the page table. A stream
+ * least @order + 1, and maps 1 << (order - @order) folios: mTHP's own and
+ * at most vm.anon_prefault_max_pages pages of folios after it, never past
+ * the end of the VMA or of the page table. A stream
  * the folio starts or continues expects its next fault right above it.
  */
 unsigned int anon_prefault_folios(struct vm_fault *vmf, unsigned int order)
@@ -402,7 +441,7 @@ unsigned int anon_prefault_folios(struct vm_fault *vmf, unsigned int order)
 		room = (pmd_addr_end(addr, vma->vm_end) - addr) >>
 		       (PAGE_SHIFT + order);
 		nr = min(1U << (s->order - order),
-			 anon_prefault_max_folios(order));
+			 anon_prefault_max_folios(order, true));
 		nr = min_t(unsigned long, nr, room);
 	}
 	return anon_prefault_cut(start, nr << order, false) >> order;

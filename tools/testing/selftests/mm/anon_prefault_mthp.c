@@ -3,7 +3,8 @@
  * Anticipatory anonymous prefault with mTHP: a size set to "auto" is used
  * where the predictor sees a stream, and a size enabled "always" gives
  * every fault the folio mTHP alone gives it, and a stream more folios of
- * that size per fault.
+ * that size per fault. Either way a fault maps at most
+ * vm.anon_prefault_max_pages pages more than with the sysctl off.
  *
  * With only the 64 KiB size enabled ("auto" or "always"), every test runs
  * an access pattern on a fresh PMD aligned region and reads what the
@@ -20,7 +21,8 @@
  *  - seq_order: with "auto", a sequential writer is mapped in 64 KiB
  *    folios after at most 128 KiB of single pages (its ramp, and a stream
  *    that starts off the 64 KiB alignment maps single pages up to it),
- *    with fewer faults than mTHP alone and none past the window cap.
+ *    no fault maps more than max_pages pages, and with the default cap
+ *    the writer takes the faults of the order-0 window.
  *  - sparse: stride 2, stride 4 and random pages, no two of them
  *    neighbours: "always" maps with the predictor on the folios and the
  *    pages it maps with it off (64 KiB per fault), in no more faults;
@@ -30,21 +32,33 @@
  *  - eligibility: "always", "inherit" and "madvise" give a sequential
  *    writer at least mTHP alone's folios, page for page, in fewer faults,
  *    and are mTHP alone under MADV_RANDOM; "auto" maps single pages with
- *    the sysctl off and under MADV_RANDOM, what "always" maps under
- *    MADV_HUGEPAGE, order-0 windows under MADV_NOHUGEPAGE and
- *    PR_SET_THP_DISABLE; MADV_NOPREFAULT and PR_SET_ANON_PREFAULT_DISABLE
- *    leave "always" mTHP alone and "auto" single pages.
+ *    the sysctl off, under MADV_RANDOM and in mlocked regions, with or
+ *    without MADV_HUGEPAGE, which changes nothing for it, and order-0
+ *    windows under MADV_NOHUGEPAGE and PR_SET_THP_DISABLE;
+ *    MADV_NOPREFAULT and PR_SET_ANON_PREFAULT_DISABLE leave "always" mTHP
+ *    alone and "auto" single pages.
+ *  - smaps: THPeligible is 1 exactly where a sequential writer gets
+ *    64 KiB folios, "auto" included.
  *  - sysfs: "auto" is offered and read back for the 64 KiB size, and
  *    refused (EINVAL) for the PMD size.
  *  - cap: with 16, 64, 256 and 1024 KiB "auto", a stream that stops
- *    leaves no more untouched pages mapped than the documented cap allows,
- *    nor than it had written, and none past its page table; with them
- *    "always", no more than one folio beyond what mTHP alone maps.
+ *    leaves at most max_pages - 1 untouched pages mapped, never more than
+ *    it had written, and none past its page table; with 16, 64, 128, 256
+ *    and 1024 KiB "always", one size at a time and together, at most
+ *    max_pages pages beyond what mTHP alone maps, none with a size larger
+ *    than max_pages pages.
  *  - tail_zero: the pages a window maps ahead of a stream that stops read
  *    zero, and the data written survives fork.
+ *  - edges: "always" in a VMA that starts or ends inside a 64 KiB block
+ *    gets mTHP alone's folios.
+ *  - stats: the 64 KiB size's anon_fault_alloc and anon_prefault_alloc
+ *    add up to what its nr_anon gains, and to the folios pagemap shows.
+ *  - swap: an "auto" folio swapped out comes back as a 64 KiB folio where
+ *    "auto" applies (the sysctl on), as single pages where it does not.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -90,7 +104,7 @@ static int pagemap_fd = -1, kpageflags_fd = -1;
 struct counts {
 	long minflt;
 	long long ap_fault, ap_page, lowered, large;	/* /proc/vmstat */
-	long long alloc, fallback;			/* 64 KiB mTHP stats */
+	long long alloc, fallback, pf_alloc;		/* 64 KiB mTHP stats */
 };
 
 static long long vmstat_get(const char *key)
@@ -134,6 +148,7 @@ static void counts_read(struct counts *c)
 	c->large = vmstat_get("anon_prefault_large_folio");
 	c->alloc = stat_get("anon_fault_alloc");
 	c->fallback = stat_get("anon_fault_fallback");
+	c->pf_alloc = stat_get("anon_prefault_alloc");
 	if (getrusage(RUSAGE_SELF, &ru))
 		ksft_exit_fail_perror("getrusage");
 	c->minflt = ru.ru_minflt;
@@ -237,6 +252,7 @@ static void observe(struct obs *o, char *p, unsigned long npages,
 	o->d.large = after.large - before->large;
 	o->d.alloc = after.alloc - before->alloc;
 	o->d.fallback = after.fallback - before->fallback;
+	o->d.pf_alloc = after.pf_alloc - before->pf_alloc;
 	o->npages = npages;
 	o->ord = calloc(npages, sizeof(*o->ord));
 	if (!o->ord)
@@ -255,8 +271,9 @@ static void observe(struct obs *o, char *p, unsigned long npages,
  * aligned 64 KiB one, and the counters account for every page and folio
  * the pattern populated. A fault maps one page, or one 64 KiB folio that
  * mTHP's anon_fault_alloc counts; anon_prefault_page counts the pages a
- * window mapped beyond that, anon_prefault_large_folio the 64 KiB folios
- * among them. No allocation fails in these tests.
+ * window mapped beyond that, the 64 KiB size's anon_prefault_alloc and
+ * anon_prefault_large_folio the 64 KiB folios among them. No allocation
+ * fails in these tests.
  */
 static bool consistent(const char *name, struct obs *o,
 		       const unsigned long *ord, unsigned long n)
@@ -278,7 +295,9 @@ static bool consistent(const char *name, struct obs *o,
 			o->pop - o->pre,
 			o->d.minflt + (fsz - 1) * o->d.alloc + o->d.ap_page);
 	ok &= cmp_count(name, "64 KiB folios", o->big,
-			o->d.alloc + o->d.large);
+			o->d.alloc + o->d.pf_alloc);
+	ok &= cmp_count(name, "anon_prefault_large_folio", o->d.large,
+			o->d.pf_alloc);
 	ok &= cmp_count(name, "64kB anon_fault_fallback", o->d.fallback, 0);
 	ksft_print_msg("%s: %ld faults, %lu pages (%.2f per page), %lu folios\n",
 		       name, o->d.minflt, o->pop - o->pre,
@@ -395,8 +414,25 @@ static void reset_prediction(void)
 	idx += 2;
 }
 
+/* Flags of measure()'s @advice, beside an madvise() advice */
+#define ADV_HUGE	0x10000		/* MADV_HUGEPAGE as well */
+#define ADV_MLOCK	0x20000		/* mlock2(MLOCK_ONFAULT) as well */
+#define ADV_NONE	0xffff		/* no other advice */
+
+static void advise(char *p, size_t len, int advice)
+{
+	int adv = advice & 0xffff;
+
+	if ((advice & ADV_HUGE) && madvise(p, len, MADV_HUGEPAGE))
+		ksft_exit_fail_perror("MADV_HUGEPAGE");
+	if ((advice & ADV_MLOCK) && mlock2(p, len, MLOCK_ONFAULT))
+		ksft_exit_fail_perror("mlock2");
+	if (adv != ADV_NONE && madvise(p, len, adv))
+		ksft_exit_fail_perror("madvise");
+}
+
 /*
- * On a fresh region of @npages pages (madvise()d @advice unless it is -1),
+ * On a fresh region of @npages pages (advise()d @advice unless it is -1),
  * write pages @ord[0..n) in that order and observe the region into @o.
  */
 static void measure(struct obs *o, unsigned long npages,
@@ -408,8 +444,8 @@ static void measure(struct obs *o, unsigned long npages,
 	char *p;
 
 	p = map_region(len);
-	if (advice >= 0 && madvise(p, len, advice))
-		ksft_exit_fail_perror("madvise");
+	if (advice >= 0)
+		advise(p, len, advice);
 	reset_prediction();
 	counts_read(&before);
 	for (i = 0; i < n; i++)
@@ -448,11 +484,13 @@ static void mthp_64k(const char *policy)
 /*
  * 1. Sequential writers with "auto": after at most 128 KiB of single pages
  * (the ramp, then up to the 64 KiB alignment of a stream that starts off
- * it) the stream is mapped in 64 KiB folios, with fewer faults than mTHP
- * alone (one per 64 KiB) and no fault mapping more than the cap
- * (max_pages pages, or two 64 KiB folios where that is more). Nothing is
- * mapped but the pages written (the stream ends at the end of its VMA),
- * and every fault that mapped no 64 KiB folio counts as lowered.
+ * it) the stream is mapped in 64 KiB folios, no fault maps more than
+ * max_pages pages, and with the default cap, a multiple of 64 KiB, the
+ * writer takes no more faults than the order-0 window (no mTHP size
+ * enabled) takes for the same writes, but for the one that maps single
+ * pages up to the first folio's alignment. Nothing is mapped but the pages
+ * written (the stream ends at the end of its VMA), and every fault that
+ * mapped no 64 KiB folio counts as lowered.
  */
 static void test_seq_order(void)
 {
@@ -464,28 +502,32 @@ static void test_seq_order(void)
 
 	for (b = 0; b < 2; b++) {
 		for (a = 0; a < 3; a++) {
-			unsigned long n = REGION_PAGES - offs[a], *o, cap;
-			unsigned long late;
-			struct obs r;
+			unsigned long n = REGION_PAGES - offs[a], *o, late;
+			struct obs r, win;
 			bool ok;
 
 			snprintf(name, sizeof(name), "seq_order max_pages %u offset %u",
 				 maxp[b], offs[a]);
 			ap_set_sysctls(1, maxp[b]);
 			o = seq_order(offs[a], REGION_PAGES);
+			mthp_64k("never");
+			measure(&win, REGION_PAGES, o, n, -1);
+			mthp_64k("auto");
 			measure(&r, REGION_PAGES, o, n, -1);
 			ok = consistent(name, &r, o, n);
 			ok &= cmp_count(name, "pages populated", r.pop, n);
 			ok &= cmp_count(name, "anon_prefault_order_lowered",
 					r.d.lowered, r.d.minflt - r.d.alloc);
 			late = not_folios(&r, offs[a] + 2 * fsz, REGION_PAGES);
-			cap = maxp[b] > 2 * fsz ? maxp[b] : 2 * fsz;
-			if (late || r.d.minflt * (long)fsz >= (long)n ||
-			    r.d.minflt * (long)cap < (long)n) {
-				ksft_print_msg("%s: %lu blocks not folios, %ld faults, cap %lu\n",
-					       name, late, r.d.minflt, cap);
+			if (late || r.d.minflt * (long)maxp[b] < (long)n ||
+			    (maxp[b] % fsz == 0 &&
+			     r.d.minflt > win.d.minflt + 1)) {
+				ksft_print_msg("%s: %lu not folios, %ld faults, %ld order-0\n",
+					       name, late, r.d.minflt,
+					       win.d.minflt);
 				ok = false;
 			}
+			free(win.ord);
 			free(r.ord);
 			free(o);
 			ksft_test_result(ok, "%s\n", name);
@@ -784,11 +826,22 @@ static void test_eligibility(void)
 	eligible("auto, MADV_RANDOM maps single pages", "auto", 1,
 		 MADV_RANDOM, s, n, NULL);
 	free(s);
-	/* MADV_HUGEPAGE asked for large folios: "auto" is used as "always" */
-	mthp_alone(&ref, "always", MADV_HUGEPAGE, o, pages);
-	eligible_more("auto, MADV_HUGEPAGE: mTHP's folios, more per fault",
-		      "auto", MADV_HUGEPAGE, o, pages, &ref);
+	/*
+	 * MADV_HUGEPAGE changes nothing for "auto": the predictor's size,
+	 * where the predictor may act, and nowhere else
+	 */
+	mthp_64k("auto");
+	ap_set_sysctls(1, 16);
+	measure(&ref, pages, o, pages, -1);
+	eligible("auto, MADV_HUGEPAGE is auto without it", "auto", 1,
+		 MADV_HUGEPAGE, o, pages, &ref);
 	free(ref.ord);
+	eligible("auto, MADV_HUGEPAGE, vm.anon_prefault=0 maps single pages",
+		 "auto", 0, MADV_HUGEPAGE, o, pages, NULL);
+	eligible("auto, MADV_HUGEPAGE and MADV_RANDOM map single pages",
+		 "auto", 1, ADV_HUGE | MADV_RANDOM, o, pages, NULL);
+	eligible("auto, MADV_HUGEPAGE, mlocked maps single pages", "auto", 1,
+		 ADV_HUGE | ADV_MLOCK | ADV_NONE, o, pages, NULL);
 	/* "inherit" follows the global setting, "madvise" MADV_HUGEPAGE */
 	thp_global_set("always");
 	mthp_alone(&ref, "inherit", -1, o, pages);
@@ -823,6 +876,8 @@ static void test_eligibility(void)
 		 MADV_NOPREFAULT, o, pages, &mthp);
 	eligible("auto, MADV_NOPREFAULT maps single pages", "auto", 1,
 		 MADV_NOPREFAULT, o, pages, NULL);
+	eligible("auto, MADV_HUGEPAGE and MADV_NOPREFAULT map single pages",
+		 "auto", 1, ADV_HUGE | MADV_NOPREFAULT, o, pages, NULL);
 	if (prctl(PR_SET_ANON_PREFAULT_DISABLE, 1, 0, 0, 0))
 		ksft_exit_fail_perror("PR_SET_ANON_PREFAULT_DISABLE");
 	eligible("always, PR_SET_ANON_PREFAULT_DISABLE is mTHP alone",
@@ -837,7 +892,78 @@ static void test_eligibility(void)
 	free(o);
 }
 
-/* 5. "auto" in sysfs: offered below the PMD size, refused at it. */
+/* smaps' THPeligible of the VMA that starts at @p */
+static int thp_eligible(char *p)
+{
+	unsigned long start, end;
+	char line[256];
+	bool in = false;
+	int v = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		ksft_exit_fail_perror("open /proc/self/smaps");
+	while (v < 0 && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			in = start == (uintptr_t)p;
+		else if (in && !strncmp(line, "THPeligible:", 12))
+			v = atoi(line + 12);
+	}
+	fclose(f);
+	if (v < 0)
+		ksft_exit_fail_msg("no THPeligible for %p in smaps\n", p);
+	return v;
+}
+
+static const struct {
+	const char *name, *policy;
+	int on, advice;
+} smaps_cases[] = {
+	{ "auto", "auto", 1, -1 },
+	{ "auto, vm.anon_prefault=0", "auto", 0, -1 },
+	{ "auto, MADV_HUGEPAGE, vm.anon_prefault=0", "auto", 0, MADV_HUGEPAGE },
+	{ "auto, MADV_RANDOM", "auto", 1, MADV_RANDOM },
+	{ "auto, MADV_NOHUGEPAGE", "auto", 1, MADV_NOHUGEPAGE },
+	{ "never", "never", 1, -1 },
+};
+
+/*
+ * 5. smaps' THPeligible of a region agrees with the fault: with only the
+ * 64 KiB size enabled, it is 1 exactly where a sequential writer gets
+ * 64 KiB folios, "auto" included, whether the region was advised
+ * MADV_HUGEPAGE or not.
+ */
+static void test_smaps(void)
+{
+	unsigned long pages = REGION_PAGES, i, j, big;
+	size_t len = pages * pagesize;
+	bool ok = true;
+	int elig;
+	char *p;
+
+	for (i = 0; i < ARRAY_SIZE(smaps_cases); i++) {
+		mthp_64k(smaps_cases[i].policy);
+		ap_set_sysctls(smaps_cases[i].on, 16);
+		p = map_region(len);
+		if (smaps_cases[i].advice >= 0)
+			advise(p, len, smaps_cases[i].advice);
+		elig = thp_eligible(p);
+		reset_prediction();
+		for (j = 0; j < pages; j++)
+			poke(p + j * pagesize, 1);
+		for (j = 0, big = 0; j < pages; j += 1UL << forder)
+			big += page_order(p, j) == (int)forder;
+		unmap_region(p, len);
+		ksft_print_msg("smaps: %s: THPeligible %d, %lu 64 KiB folios\n",
+			       smaps_cases[i].name, elig, big);
+		ok &= elig == (big > 0);
+	}
+	mthp_64k("auto");
+	ksft_test_result(ok, "smaps: THPeligible where 64 KiB folios come\n");
+}
+
+/* 6. "auto" in sysfs: offered below the PMD size, refused at it. */
 static void test_sysfs(void)
 {
 	char path[128], buf[128], before[128];
@@ -892,17 +1018,18 @@ static void cap_stream(unsigned long off, unsigned long last, uint64_t *pm)
 }
 
 /*
- * 6. With 16, 64, 256 and 1024 KiB "auto", sequential writers that start
+ * 7. With 16, 64, 256 and 1024 KiB "auto", sequential writers that start
  * at each page of a 64 KiB block and stop after 1 to 64 pages, or after
- * 100, 300, 600, 773 or 1000: what they leave mapped and untouched is at most
- * the documented cap (max_pages pages, or two of the largest folios),
- * never more than they wrote, nothing below their first page and nothing
- * past the page table of their last page.
+ * 100, 300, 600, 773 or 1000: a window of "auto" folios holds at most
+ * max_pages pages, the faulting page included, so what they leave mapped
+ * and untouched is at most max_pages - 1 pages, never more than they
+ * wrote, nothing below their first page and nothing past the page table
+ * of their last page.
  */
 static void test_cap(void)
 {
 	unsigned long pages = REGION_PAGES, pmd = PMD_SZ / pagesize;
-	unsigned long cap = 2 * (1024 * 1024 / pagesize), fsz = 1UL << forder;
+	unsigned long cap = 16, fsz = 1UL << forder;
 	unsigned long off, k, j, runs = 0, worst = 0, bad = 0;
 	uint64_t *pm;
 	int ret;
@@ -954,10 +1081,10 @@ static void test_cap(void)
 /*
  * A stream of test_cap_always() from page @off to page @last, with the
  * sysctl off (@pm[0]) and on (@pm[1]): sets *@extra to the pages populated
- * on and not off, and returns whether it kept to the bound, @big pages.
+ * on and not off, and returns whether it kept to the bound, @bound pages.
  */
 static bool cap_always_ok(uint64_t **pm, unsigned long off,
-			  unsigned long last, unsigned long big,
+			  unsigned long last, unsigned long bound,
 			  unsigned long *extra)
 {
 	unsigned long pmd = PMD_SZ / pagesize, stop = last - off + 1, j;
@@ -975,7 +1102,7 @@ static bool cap_always_ok(uint64_t **pm, unsigned long off,
 		below += j < off;
 		far += j / pmd != last / pmd;
 	}
-	if (!lost && *extra <= stop && *extra <= big && !far && !below)
+	if (!lost && *extra <= stop && *extra <= bound && !far && !below)
 		return true;
 	ksft_print_msg("cap always: %lu from %lu: %lu lost, %lu more, %lu far, %lu below\n",
 		       stop, off, lost, *extra, far, below);
@@ -983,13 +1110,13 @@ static bool cap_always_ok(uint64_t **pm, unsigned long off,
 }
 
 /*
- * One setting of test_cap_always(): @n sizes of @kb set to "always", the
- * largest @big pages. Returns the most pages a stream populated with the
- * sysctl on and not with it off; counts streams in *@runs and those over
- * the bound in *@bad.
+ * One setting of test_cap_always(): @n sizes of @kb set to "always", at
+ * most @bound pages mapped beyond mTHP's own folios. Returns the most
+ * pages a stream populated with the sysctl on and not with it off; counts
+ * streams in *@runs and those over the bound in *@bad.
  */
 static unsigned long cap_always(const unsigned int *kb, unsigned int n,
-				unsigned long big, uint64_t **pm,
+				unsigned long bound, uint64_t **pm,
 				unsigned long *runs, unsigned long *bad)
 {
 	static const unsigned long offs[] = { 0, 5 };
@@ -1009,35 +1136,39 @@ static unsigned long cap_always(const unsigned int *kb, unsigned int n,
 				ap_set_sysctls(on, 16);
 				cap_stream(offs[a], last, pm[on]);
 			}
-			if (!cap_always_ok(pm, offs[a], last, big, &extra))
+			if (!cap_always_ok(pm, offs[a], last, bound, &extra))
 				(*bad)++;
 			(*runs)++;
 			worst = extra > worst ? extra : worst;
 		}
 	}
-	ksft_print_msg("cap always: up to %lu KiB: at most %lu pages more than mTHP alone\n",
-		       big * pagesize / 1024, worst);
+	ksft_print_msg("cap always: %u sizes from %u KiB: at most %lu pages more than mTHP alone\n",
+		       n, kb[0], worst);
 	return worst;
 }
 
+static const unsigned int cap_always_kb[] = { 16, 64, 128, 256, 1024 };
+
 /*
- * 7. With 64 KiB "always", then 16, 64, 256 and 1024 KiB "always", the
- * writers of test_cap() from the first and the sixth page of a 64 KiB
- * block, with the sysctl off and on: on populates every page that mTHP
- * alone populates, and what its windows add is at most one folio of the
- * largest size, never more than the stream wrote, nothing below its first
- * page and nothing past the page table of its last page. With each
- * setting some stream has a window ahead when it stops.
+ * 8. With 16, 64, 128, 256 and 1024 KiB "always", one size at a time and
+ * then all of them, the writers of test_cap() from the first and the
+ * sixth page of a 64 KiB block, with the sysctl off and on: on populates
+ * every page that mTHP alone populates, and beyond that at most max_pages
+ * (16) pages, never more than the stream wrote, nothing below its first
+ * page and nothing past the page table of its last page. A size of more
+ * than 16 pages gets nothing beyond mTHP's own folios; with each smaller
+ * size alone some stream has a window ahead when it stops.
  */
 static void test_cap_always(void)
 {
-	unsigned long runs = 0, bad = 0, one, all;
+	unsigned int n = ARRAY_SIZE(cap_always_kb), i;
+	unsigned long runs = 0, bad = 0, worst, bound;
 	uint64_t *pm[2];
 	int ret;
 
-	ret = ap_mthp_set(cap_kb, 4, "always");
+	ret = ap_mthp_set(cap_always_kb, n, "always");
 	if (ret) {
-		ksft_test_result_skip("cap always: 16/64/256/1024 KiB mTHP: %s\n",
+		ksft_test_result_skip("cap always: 16 to 1024 KiB mTHP: %s\n",
 				      strerror(-ret));
 		mthp_64k("auto");
 		return;
@@ -1046,19 +1177,28 @@ static void test_cap_always(void)
 	pm[1] = malloc(REGION_PAGES * sizeof(*pm[1]));
 	if (!pm[0] || !pm[1])
 		ksft_exit_fail_perror("malloc");
-	one = cap_always(&cap_kb[1], 1, 1UL << forder, pm, &runs, &bad);
-	all = cap_always(cap_kb, 4, 1024 * 1024 / pagesize, pm, &runs, &bad);
+	for (i = 0; i < n; i++) {
+		bound = cap_always_kb[i] * 1024 / pagesize > 16 ? 0 : 16;
+		worst = cap_always(&cap_always_kb[i], 1, bound, pm, &runs,
+				   &bad);
+		if (bound && !worst) {
+			ksft_print_msg("cap always: %u KiB: no window ahead\n",
+				       cap_always_kb[i]);
+			bad++;
+		}
+	}
+	cap_always(cap_always_kb, n, 16, pm, &runs, &bad);
 	ksft_print_msg("cap always: %lu streams, %lu over the bound\n",
 		       runs, bad);
 	free(pm[0]);
 	free(pm[1]);
 	mthp_64k("auto");
-	ksft_test_result(!bad && one && all,
-			 "cap: a stream that stops, 64K and 16K to 1M always\n");
+	ksft_test_result(!bad,
+			 "cap: a stream that stops, 16K to 1M always, max_pages beyond mTHP\n");
 }
 
 /*
- * 8. Pages mapped ahead read zero; the data survives fork. The window the
+ * 9. Pages mapped ahead read zero; the data survives fork. The window the
  * last fault mapped is what pagemap shows populated past the last page
  * written.
  */
@@ -1144,7 +1284,7 @@ static void edge_run(unsigned long first, unsigned long last, bool down,
 }
 
 /*
- * 9. "always" in a VMA that starts or ends inside a 64 KiB block: mTHP maps
+ * 10. "always" in a VMA that starts or ends inside a 64 KiB block: mTHP maps
  * single pages in that partial block and a 64 KiB folio in each whole one.
  * The order-0 windows of the sysctl on must stay inside the partial block:
  * every page gets the folio it gets with the sysctl off, measured, not
@@ -1200,7 +1340,149 @@ static void test_edges(void)
 	mthp_64k("auto");
 }
 
-#define NR_TESTS	(6 + 9 + 1 + 17 + 1 + 1 + 1 + 1 + 4)
+/* Pin the test to one CPU of those it may run on; returns the old set. */
+static void pin_one_cpu(cpu_set_t *old)
+{
+	cpu_set_t one;
+	int cpu = 0;
+
+	if (sched_getaffinity(0, sizeof(*old), old))
+		ksft_exit_fail_perror("sched_getaffinity");
+	while (!CPU_ISSET(cpu, old))
+		cpu++;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		ksft_exit_fail_perror("sched_setaffinity");
+}
+
+/*
+ * 11. The 64 KiB size's statistics add up. Pinned to one CPU, so that
+ * munmap() drains the per-cpu LRU batch that may still hold the region's
+ * folios: a sequential writer with "always" and then "auto", the sysctl
+ * on, gets 64 KiB folios at its faults (anon_fault_alloc) and, with
+ * "always", ahead of them (anon_prefault_alloc); nr_anon grows by the sum,
+ * which is the number of 64 KiB folios pagemap shows, and drops back by as
+ * much when the region is unmapped.
+ */
+static void test_stats(void)
+{
+	static const char * const policies[] = { "always", "auto" };
+	unsigned long pages = REGION_PAGES, i, j, big;
+	long long nr0, nr1, nr2, fa, pa;
+	size_t len = pages * pagesize;
+	cpu_set_t old;
+	bool ok = true;
+	char *p;
+
+	pin_one_cpu(&old);
+	ap_set_sysctls(1, 16);
+	for (i = 0; i < ARRAY_SIZE(policies); i++) {
+		mthp_64k(policies[i]);
+		p = map_region(len);
+		reset_prediction();
+		nr0 = stat_get("nr_anon");
+		fa = stat_get("anon_fault_alloc");
+		pa = stat_get("anon_prefault_alloc");
+		for (j = 0; j < pages; j++)
+			poke(p + j * pagesize, 1);
+		nr1 = stat_get("nr_anon");
+		fa = stat_get("anon_fault_alloc") - fa;
+		pa = stat_get("anon_prefault_alloc") - pa;
+		for (j = 0, big = 0; j < pages; j += 1UL << forder)
+			big += page_order(p, j) == (int)forder;
+		unmap_region(p, len);
+		nr2 = stat_get("nr_anon");
+		ksft_print_msg("stats: %s: %lu folios, %lld + %lld, nr_anon +%lld -%lld\n",
+			       policies[i], big, fa, pa, nr1 - nr0, nr1 - nr2);
+		ok &= cmp_count("stats", "nr_anon's growth", nr1 - nr0,
+				fa + pa);
+		ok &= cmp_count("stats", "64 KiB folios", big, fa + pa);
+		ok &= cmp_count("stats", "nr_anon after munmap", nr2, nr0);
+		if (!i && !pa) {
+			ksft_print_msg("stats: always: no folio ahead\n");
+			ok = false;
+		}
+	}
+	if (sched_setaffinity(0, sizeof(old), &old))
+		ksft_exit_fail_perror("sched_setaffinity");
+	mthp_64k("auto");
+	ksft_test_result(ok, "stats: anon_fault_alloc + anon_prefault_alloc = nr_anon\n");
+}
+
+/*
+ * 12. "auto" folios swapped out and faulted back. With swap on a RAM disk
+ * (synchronous, as zram is), MADV_PAGEOUT swaps a sequential writer's
+ * 64 KiB "auto" folios out whole (swpout), and a read of a page of one of
+ * them swaps in a 64 KiB folio with the sysctl on, where "auto" applies,
+ * and a single page with it off, where it does not: the rule of a fresh
+ * fault. The data comes back either way. On one CPU, so that
+ * MADV_PAGEOUT drains the per-cpu LRU batch that holds the new folios.
+ */
+static void test_swap(void)
+{
+	unsigned long pages = REGION_PAGES, fsz = 1UL << forder, j, b = 0;
+	size_t len = pages * pagesize;
+	long long out;
+	const char *why;
+	cpu_set_t old;
+	bool ok = true;
+	int on, ret;
+	char *p;
+
+	ret = ap_swap_on(AP_SWAP_DEV, &why);
+	if (ret) {
+		ksft_test_result_skip("swap: %s: %s\n", why, strerror(-ret));
+		return;
+	}
+	pin_one_cpu(&old);
+	mthp_64k("auto");
+	for (on = 1; on >= 0; on--) {
+		ap_set_sysctls(1, 16);
+		p = map_region(len);
+		reset_prediction();
+		for (j = 0; j < pages; j++)
+			poke(p + j * pagesize, j % 251 + 1);
+		/* A 64 KiB folio in the second half of the region */
+		for (b = pages / 2; b < pages; b += fsz)
+			if (page_order(p, b) == (int)forder)
+				break;
+		out = stat_get("swpout");
+		if (b >= pages || madvise(p, len, MADV_PAGEOUT)) {
+			ksft_print_msg("swap: no 64 KiB folio, or MADV_PAGEOUT: %s\n",
+				       strerror(errno));
+			ok = false;
+			unmap_region(p, len);
+			break;
+		}
+		out = stat_get("swpout") - out;
+		ap_set_sysctls(on, 16);
+		if (!out || !pagemap_is_swapped(pagemap_fd, p + b * pagesize)) {
+			ksft_print_msg("swap: %lld 64 KiB folios swapped out, page %lu %s\n",
+				       out, b, "not swapped");
+			ok = false;
+		} else if (peek(p + (b + 3) * pagesize) != (char)((b + 3) % 251 + 1) ||
+			   page_order(p, b + 3) != (on ? (int)forder : 0)) {
+			ksft_print_msg("swap: vm.anon_prefault=%d: page %lu: order %d\n",
+				       on, b + 3, page_order(p, b + 3));
+			ok = false;
+		}
+		for (j = 0; j < pages; j++)
+			if (peek(p + j * pagesize) != (char)(j % 251 + 1)) {
+				ksft_print_msg("swap: page %lu lost its data\n", j);
+				ok = false;
+				break;
+			}
+		unmap_region(p, len);
+	}
+	ap_set_sysctls(1, 16);
+	ap_swap_off();
+	if (sched_setaffinity(0, sizeof(old), &old))
+		ksft_exit_fail_perror("sched_setaffinity");
+	ksft_test_result(ok, "swap: an auto folio comes back as auto applies\n");
+}
+
+#define NR_TESTS	(6 + 9 + 1 + 21 + 1 + 1 + 1 + 1 + 1 + 4 + 1 + 1)
 
 static void skip_all(const char *why)
 {
@@ -1237,10 +1519,13 @@ int main(void)
 	test_sparse();
 	test_fallback();
 	test_eligibility();
+	test_smaps();
 	test_sysfs();
 	test_cap();
 	test_cap_always();
 	test_tail_zero();
 	test_edges();
+	test_stats();
+	test_swap();
 	ksft_finished();
 }
