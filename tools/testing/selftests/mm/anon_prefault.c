@@ -3890,8 +3890,8 @@ static void test_mte(const char *name)
 		ksft_exit_fail_perror("sigaction");
 	ok = mte_one(name, 0, false, &recycled);
 	ok &= mte_one(name, 1, false, &recycled);
-	/* Windows of 64 KiB folios, where the predictor sizes mTHP faults */
-	ret = ap_mthp_only(64, "auto");
+	/* Windows of 64 KiB folios: a stream's "always" folio and one ahead */
+	ret = ap_mthp_only(64, "always");
 	if (ret)
 		tmsg(name, "no 64 KiB mTHP (%s): windows of large folios not tested\n",
 		     strerror(-ret));
