@@ -330,15 +330,14 @@ unsigned int anon_prefault_window(struct vm_fault *vmf, unsigned long orders,
 		goto out;
 	}
 
-	/*
-	 * MADV_SEQUENTIAL: no ramp, the first hit maps the full window.
-	 */
+	/* MADV_SEQUENTIAL: no ramp, the first hit maps the full window. */
 	if (vma->vm_flags & VM_SEQ_READ)
 		order = ANON_PREFAULT_MAX_ORDER;
 	else if (first)
 		order = 0;
 	else
-		order = min(s->order + 1, ANON_PREFAULT_MAX_ORDER);
+		order = min_t(unsigned int, s->order + 1,
+			      ANON_PREFAULT_MAX_ORDER);
 
 	/* The block of the smallest mTHP size enabled, if any */
 	bo = order ? anon_prefault_block_order(vma) : 0;
@@ -394,8 +393,8 @@ out:
  * A later hit of an upward stream grows the stream's order by one, to at
  * least @order + 1, and maps 1 << (order - @order) folios: mTHP's own and
  * at most vm.anon_prefault_max_pages pages of folios after it, never past
- * the end of the VMA or of the page table. A stream
- * the folio starts or continues expects its next fault right above it.
+ * the end of the VMA or of the page table. A stream the folio starts or
+ * continues expects its next fault right above it.
  */
 unsigned int anon_prefault_folios(struct vm_fault *vmf, unsigned int order)
 {
