@@ -562,9 +562,9 @@ if [ $ARM64 = 1 ]; then
 		for t in $UPSTREAM_FAILED_BUILD; do
 			fail "guest-arm64: upstream: $t: did not build (see $BUILD/guest-arm64/upstream/build.log)"
 		done
-		# With init_on_alloc a window's pages come from the page
-		# allocator with __GFP_ZEROTAGS, which clears their tags; the
-		# boot above (init_on_alloc off) has set_ptes() clear them.
+		# With init_on_alloc the page allocator zeroes a window's pages
+		# too (not their tags); in both boots set_ptes() clears the
+		# tags of a page mapped ahead, as it does for an mTHP folio.
 		if INITRD=$BUILD/initramfs-arm64.cpio.gz boot_and_check guest-arm64-mte \
 			"$OBJ_A" case KARCH=arm64 SMP=2 MEM=1G \
 			GUEST_APPEND="init_on_alloc=1 ap.case=mte"; then
