@@ -33,7 +33,8 @@ MATRIX_OBJECTS="mm/memory.o:MMU mm/anon_prefault.o:ANON_PREFAULT
 mm/huge_memory.o:TRANSPARENT_HUGEPAGE mm/memcontrol.o:MEMCG mm/rmap.o:MMU
 mm/vmstat.o:MMU kernel/fork.o:MMU fs/exec.o:MMU fs/proc/task_mmu.o:PROC_FS
 mm/khugepaged.o:TRANSPARENT_HUGEPAGE mm/madvise.o:ADVISE_SYSCALLS
-mm/mmap.o:MMU mm/swap_state.o:SWAP mm/mempolicy.o:NUMA kernel/sys.o:MMU"
+mm/mmap.o:MMU mm/swap_state.o:SWAP mm/mempolicy.o:NUMA kernel/sys.o:MMU
+mm/swap.o:MMU"
 
 # cell_make_args ARCH: the make variables of ARCH's (cross) build.
 cell_make_args() {
