@@ -124,12 +124,13 @@ unsigned long thp_vma_auto_orders(struct vm_area_struct *vma,
 static struct anon_prefault_stream *
 anon_prefault_use(struct task_struct *tsk, unsigned int i)
 {
-	struct anon_prefault_stream s = tsk->anon_prefault[i];
+	struct anon_prefault_stream *t = tsk->anon_prefault;
+	struct anon_prefault_stream s = t[i];
 
-	memmove(&tsk->anon_prefault[1], &tsk->anon_prefault[0],
-		i * sizeof(s));
-	tsk->anon_prefault[0] = s;
-	return &tsk->anon_prefault[0];
+	for (; i; i--)
+		t[i] = t[i - 1];
+	t[0] = s;
+	return t;
 }
 
 /* Make @s a stream of one fault, at @addr. */
@@ -159,8 +160,7 @@ static void anon_prefault_miss(struct task_struct *tsk, unsigned long addr)
 	bool found = false;
 
 	while (i--) {
-		if (t[i].misses < U8_MAX)
-			t[i].misses++;
+		t[i].misses += t[i].misses < U8_MAX;
 		if (!found && t[i].misses > t[i].order) {
 			victim = i;
 			found = true;
@@ -216,6 +216,9 @@ anon_prefault_find(struct vm_fault *vmf, unsigned long addr, bool *first)
 
 	for (i = 0; i < ANON_PREFAULT_STREAMS; i++) {
 		s = &tsk->anon_prefault[i];
+		/* Neither at s->next nor a page from it: most faults */
+		if (addr - s->next + PAGE_SIZE > 2 * PAGE_SIZE)
+			continue;
 		if (s->dir) {
 			if (addr != s->next)
 				continue;

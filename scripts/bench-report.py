@@ -199,9 +199,8 @@ def missing_cells(data, churn, pressure, meta):
     for sec, m, t in want:
         n = sum(1 for r in data if r['section'] == sec and r['mode'] == m and
                 int(r['threads']) == t)
-        full = 1 if sec.startswith('sparse-') else rounds
-        if n < full:
-            out.append('%s %s %d thread(s): %d of %d rounds' % (sec, m, t, n, full))
+        if n < rounds:
+            out.append('%s %s %d thread(s): %d of %d rounds' % (sec, m, t, n, rounds))
     for name, rows, modes in (('churn', churn, CHURN_MODES),
                               ('pressure', pressure, PRESSURE_MODES)):
         if name not in sections:
@@ -215,7 +214,11 @@ def missing_cells(data, churn, pressure, meta):
 
 def clock_name(clock):
     """How a table names the clock that timed it."""
-    return {'icount': 'instruction clock: 1 ns per guest instruction',
+    return {'icount': 'instruction clock: 1 ns per guest instruction, -cpu'
+                      ' max: ERMS, a page clear is rep stosb, 4096 of them',
+            'icount-stosq': 'instruction clock: 1 ns per guest instruction,'
+                            ' -cpu max,-erms,-fsrm: a page clear is rep'
+                            ' stosq, 512 of them',
             'wall': 'wall clock'}.get(clock, clock + ' clock')
 
 
@@ -524,8 +527,10 @@ def main():
 
     sparse = [r for r in data if r['section'].startswith('sparse-')]
     if sparse:
-        print('\nSparse patterns (16M, 1 thread): RSS per touched page, '
-              'minor faults per touched page')
+        print('\nSparse patterns (16M, 1 thread; %s): RSS per touched page, '
+              'minor faults per touched page (medians of %s rounds)'
+              % (clock_name(clocks.get('sparse', 'wall')),
+                 meta.get('rounds', '?')))
         pats = sorted({r['section'][7:] for r in sparse})
         smodes = modes_in(sparse)
         print('%-10s' % 'pattern' + ''.join('%18s' % m for m in smodes))
@@ -558,6 +563,22 @@ def main():
                     cells.append('%18s' % ('%.2fx' % statistics.median(rr)
                                            if rr else '-'))
                 print('%-10s' % p + ''.join(cells))
+        print('Speed (pages touched per second of this clock), ratio to off: '
+              'median of per-round ratios (min-max, rounds)')
+        print('%-10s' % 'pattern' + ''.join('%24s' % m for m in smodes
+                                              if m != 'off'))
+        for p in pats:
+            rows = [r for r in sparse if r['section'] == 'sparse-' + p]
+            cells = []
+            for m in smodes:
+                if m == 'off':
+                    continue
+                rr = round_ratios(rows, m, 'fault_per_wsec')
+                s = summary_at(summary, 'sparse-' + p, m)
+                if s is not None:
+                    put_ratios(s, rr, 'ratio_off', 'ratio_min', 'ratio_max')
+                cells.append('%24s' % fmt_ratios(rr, 3))
+            print('%-10s' % p + ''.join(cells))
 
     if churn:
         print('\nFork/exec churn (short-lived programs touching 256 KiB; %s):'

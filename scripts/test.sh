@@ -359,7 +359,7 @@ suites_of() {
 	arm64) echo "$s,cpu,anon_prefault,upstream,anon_prefault_stress$m" ;;
 	limits) echo "$s,oom,numa" ;;
 	case) echo "$s,anon_prefault" ;;
-	clock) echo "smoke,clock,bench" ;;
+	clock) echo "smoke,clock,clear_page,bench" ;;
 	esac
 }
 
@@ -406,25 +406,30 @@ if [ $HAS_FEATURE = 1 ] && [ -x "$BUILD/guest/anon_prefault" ]; then
 	fi
 fi
 
-# make run's instruction clock (QEMU -icount, always TCG, one virtual
-# CPU as make run boots it): the =y kernel boots on it, the guest clock
-# counts guest instructions (ap_clock), and a short benchmark runs in
-# every mode and reports that clock.
-if [ $HAS_FEATURE = 1 ] &&
-   boot_and_check guest-clock "$OBJ_Y" clock SMP=1 MEM=512M ACCEL=tcg BOOT_CLOCK=icount; then
-	clog=$BUILD/boot-guest-clock/results.log
-	count_results guest-clock "$clog" "$(suites_of clock)"
+# make run's instruction clocks (QEMU -icount, always TCG, one virtual
+# CPU as make run boots it), with ERMS (icount) and without (icount-stosq):
+# the =y kernel boots on each, the guest clock counts guest instructions
+# (ap_clock), the kernel clears pages as the clock's CPU model says
+# (clear_page), and a short benchmark runs in every mode and reports that
+# clock.
+for c in icount icount-stosq; do
+	[ $HAS_FEATURE = 1 ] || break
+	b=guest-clock
+	[ $c = icount ] || b=guest-clock-stosq
+	boot_and_check $b "$OBJ_Y" clock SMP=1 MEM=512M ACCEL=tcg BOOT_CLOCK=$c || continue
+	clog=$BUILD/boot-$b/results.log
+	count_results $b "$clog" "$(suites_of clock)"
 	# Whole-file reads only: under pipefail, a reader that stops early
 	# (grep -q, grep -m1) can kill the writer with SIGPIPE and fail the
 	# pipeline, depending on timing.
 	rows=$(tr -d '\r' <"$clog" | grep -c '^data,seq,' || true)
 	clock=$(tr -d '\r' <"$clog" | awk '/^meta,clock,/ && !n++')
-	if [ "$clock" = meta,clock,icount ] && [ "$rows" = 14 ]; then
-		pass "guest-clock: the benchmark reports the instruction clock (14 of 14 runs)"
+	if [ "$clock" = meta,clock,$c ] && [ "$rows" = 14 ]; then
+		pass "$b: the benchmark reports the $c clock (14 of 14 runs)"
 	else
-		fail "guest-clock: want meta,clock,icount and 14 sequential runs, got $rows runs and '${clock:-no clock line}'"
+		fail "$b: want meta,clock,$c and 14 sequential runs, got $rows runs and '${clock:-no clock line}'"
 	fi
-fi
+done
 
 # init_on_alloc_in_effect LABEL on|off: the boot's console says so.
 init_on_alloc_in_effect() {

@@ -72,10 +72,15 @@ for sec in seq threads; do
 	done
 done
 
-# Sparse patterns: RSS per touched page is exact, one round is enough.
+# Sparse patterns: RSS per touched page is exact; their speed is compared
+# with off round by round, the modes rotating as in the sequential write.
 has sparse && for p in stride:2 stride:4 random50; do
-	for m in off on on-max mthp64k mthp64k+on auto64k+on; do
-		pft_run "sparse-$p" "$m" 1 1 -m 16M -p "$p"
+	r=1
+	while [ $r -le "$ROUNDS" ]; do
+		for m in $(rotated "$r" off on on-max mthp64k mthp64k+on auto64k+on); do
+			pft_run "sparse-$p" "$m" 1 "$r" -m 16M -p "$p"
+		done
+		r=$((r + 1))
 	done
 done
 

@@ -74,6 +74,31 @@ cpu_report() {
 	echo "ok 1 CPU features reported # MTE: $mte, hardware access/dirty flags: $dbm"
 }
 
+# x86: the page clear the CPU model gives the kernel, which the clock of the
+# boot ($AP_CLOCK) must have: on the instruction clock with "max" (icount)
+# ERMS, so that clear_page() is rep stosb; without ERMS (icount-stosq)
+# REP_GOOD, so that it is rep stosq, not the unrolled loop.
+clear_page_report() {
+	echo "TAP version 13"
+	echo "1..1"
+	f=" $(sed -n 's/^flags[[:space:]]*: //p' /proc/cpuinfo | head -1) "
+	case $f in
+	*" erms "*) clear="rep stosb (erms)" ;;
+	*" rep_good "*) clear="rep stosq (rep_good, no erms)" ;;
+	*) clear="unrolled stores (neither erms nor rep_good)" ;;
+	esac
+	case $AP_CLOCK in
+	icount) want="rep stosb (erms)" ;;
+	icount-stosq) want="rep stosq (rep_good, no erms)" ;;
+	*) want=$clear ;;
+	esac
+	if [ "$clear" = "$want" ]; then
+		echo "ok 1 clear_page() is $clear on the $AP_CLOCK clock"
+	else
+		echo "not ok 1 clear_page() is $clear on the $AP_CLOCK clock, want $want"
+	fi
+}
+
 # The mTHP states the boot's thp_anon= parameters set, read before run_job
 # sets every size to never: $1 = SIZE:STATE[,SIZE:STATE...] (SIZE as in
 # hugepages-SIZE), each of which hugepages-SIZE/enabled must show
@@ -171,7 +196,8 @@ feature_tests() {
 # ap.job=threads: the benchmark's thread table alone (make run boots it on
 # the wall clock when the run job is on the instruction clock).
 # ap.job=clock: what make test asks of the instruction clock: that it
-# counts instructions (ap_clock) and that the benchmark runs on it.
+# counts instructions (ap_clock), that the CPU model clears pages as the
+# clock says (clear_page_report) and that the benchmark runs on it.
 # ap.job=locks: the lock profile (CONFIG_LOCK_STAT kernel, make locks).
 # ap.job=arm64: the CPU features, then what the test job runs but
 # stress-ng (the race stress test 30 s, 10 s with mTHP), on arm64
@@ -221,6 +247,7 @@ run_job() {
 	clock)
 		suite smoke smoke
 		suite clock /ap/ap_clock
+		suite clear_page clear_page_report
 		suite bench env AP_ROUNDS=2 AP_SIZE=8M sh /ap/bench.sh seq
 		;;
 	locks)
