@@ -17,7 +17,7 @@
 /* The series' UAPI values, for a libc that lacks them */
 #define AP_MADV_NOPREFAULT		26
 #define AP_MADV_PREFAULT		27
-#define AP_PR_GET_ANON_PREFAULT_DISABLE	75
+#define AP_PR_GET_ANON_PREFAULT_DISABLE	0x41504647	/* "APFG" */
 
 static int optouts_ok(char *p, size_t len)
 {
