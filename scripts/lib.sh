@@ -195,7 +195,7 @@ PKGS="build-essential flex bison bc libelf-dev libssl-dev cpio qemu-system-x86
 busybox-static quilt ccache rsync linux-source-6.12 gnuplot-nox perl git xz-utils
 stress-ng trinity python3.11 gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 qemu-system-arm sparse gcc-sparc64-linux-gnu gcc-powerpc64le-linux-gnu
-gcc-riscv64-linux-gnu gcc-s390x-linux-gnu gcc-mips64el-linux-gnuabi64"
+gcc-riscv64-linux-gnu gcc-s390x-linux-gnu gcc-mips64el-linux-gnuabi64 procps"
 
 ensure_packages() {
 	step deps "checking Debian packages"

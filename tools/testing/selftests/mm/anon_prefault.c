@@ -1306,17 +1306,38 @@ retry:
 		ksft_print_msg("removed cgroups not freed after 2 s\n");
 }
 
-static long memcg_events(const char *key)
+/* The value of @key in CGROUP_TEST's flat keyed file @file, or -1. */
+static long memcg_key(const char *file, const char *key)
 {
-	char buf[1024], *s;
+	char path[128], buf[8192], *s;
 	size_t klen = strlen(key);
 
-	if (ap_read_file(CGROUP_TEST "/memory.events", buf, sizeof(buf)))
+	snprintf(path, sizeof(path), CGROUP_TEST "/%s", file);
+	if (ap_read_file(path, buf, sizeof(buf)))
 		return -1;
 	for (s = buf; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
 		if (!strncmp(s, key, klen) && s[klen] == ' ')
 			return strtol(s + klen + 1, NULL, 10);
 	return -1;
+}
+
+static long memcg_events(const char *key)
+{
+	return memcg_key("memory.events", key);
+}
+
+/*
+ * Anonymous memory charged to CGROUP_TEST, in pages: memory.stat's "anon",
+ * read after cpu.stat, whose read flushes the statistics of the whole
+ * hierarchy (memory.stat alone may show them a flush batch late).
+ */
+static long memcg_anon_pages(void)
+{
+	char buf[1024];
+
+	if (ap_read_file(CGROUP_TEST "/cpu.stat", buf, sizeof(buf)))
+		return -1;
+	return memcg_key("memory.stat", "anon") / (long)pagesize;
 }
 
 static long memcg_current(void)
@@ -1505,6 +1526,8 @@ static void test_memcg(const char *name)
 
 /* The CPU the next writer runs on; -1: the one it starts on. */
 static int mh_cpu = -1;
+/* The writer's region takes mTHP sizes and is advised MADV_SEQUENTIAL. */
+static bool mh_seq_thp;
 
 /* What a writer reports once it has written. */
 struct mh_report {
@@ -1538,6 +1561,10 @@ static void memcg_high_child(int ready, int go)
 	if (pagemap_fd < 0)
 		_exit(3);
 	p = map_region(MH_PAGES * pagesize);
+	if (mh_seq_thp &&
+	    (madvise(p, MH_PAGES * pagesize, MADV_HUGEPAGE) ||
+	     madvise(p, MH_PAGES * pagesize, MADV_SEQUENTIAL)))
+		_exit(7);
 	reset_prediction();
 	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
 		_exit(4);
@@ -1553,6 +1580,7 @@ static void memcg_high_child(int ready, int go)
 
 struct mh_run {
 	long populated;		/* pages of the region populated, or -1 */
+	long anon;		/* pages memory.stat counts as anon, or -1 */
 	long faults;		/* faults the write took */
 	long high;		/* "high" events of CGROUP_TEST */
 	bool moved;		/* memory.current moved during the write */
@@ -1606,9 +1634,13 @@ static struct mh_run memcg_high_run(int enable, bool limit)
 	if (limit)
 		cur = mh_set_high(MH_SLACK);
 	rep.populated = -1;
+	r.anon = -1;
 	if (write(c.go, "g", 1) == 1 &&
-	    read(c.ready, &rep, sizeof(rep)) == sizeof(rep))
+	    read(c.ready, &rep, sizeof(rep)) == sizeof(rep)) {
 		r.moved = limit && memcg_current() != cur;
+		/* The writer's pages are still mapped: all of them charged */
+		r.anon = memcg_anon_pages();
+	}
 	status = hs_wait(&c);
 	r.high = memcg_events("high");
 	cgroup_remove();
@@ -1648,7 +1680,9 @@ static struct mh_run memcg_high_limited(const char *name, int enable)
  * region holds exactly the pages written and the cgroup counts no more
  * "high" events than with prefault off; every page written takes its own
  * fault. Without the limit the same write maps its windows, with fewer
- * faults than pages (the check is not vacuous).
+ * faults than pages (the check is not vacuous). In every run each page
+ * populated is charged: memory.stat's "anon" of the cgroup counts at
+ * least the pages populated, whether the fault or a window mapped them.
  */
 static void test_memcg_high(const char *name)
 {
@@ -1666,10 +1700,11 @@ static void test_memcg_high(const char *name)
 	off = memcg_high_limited(name, 0);
 	set_prefault(1, DEF_MAX_PAGES);
 	tmsg(name,
-	     "%d pages written: populated %ld with prefault under memory.high, %ld without the limit, %ld with prefault off; faults %ld, %ld, %ld; high events %ld, %ld, %ld\n",
+	     "%d pages written: populated %ld with prefault under memory.high, %ld without the limit, %ld with prefault off; faults %ld, %ld, %ld; high events %ld, %ld, %ld; anon %ld, %ld, %ld pages\n",
 	     MH_WRITTEN, on.populated, unlimited.populated, off.populated,
 	     on.faults, unlimited.faults, off.faults,
-	     on.high, unlimited.high, off.high);
+	     on.high, unlimited.high, off.high,
+	     on.anon, unlimited.anon, off.anon);
 	/*
 	 * Under the limit every page written took its own fault; without
 	 * it some fault mapped a window (fewer faults than pages), which
@@ -1682,6 +1717,10 @@ static void test_memcg_high(const char *name)
 		tmsg(name, "expected %d pages and faults, unlimited fewer faults, %d to %d pages\n",
 		     MH_WRITTEN, MH_WRITTEN, MH_WRITTEN + DEF_MAX_PAGES - 1);
 		ok = false;
+	} else if (on.anon < on.populated || off.anon < off.populated ||
+		   unlimited.anon < unlimited.populated) {
+		tmsg(name, "pages populated but not charged: memory.stat anon below the pages populated\n");
+		ok = false;
 	} else if (on.moved || off.moved) {
 		tmsg(name, "memory.current moved during the write in %d runs with prefault %s\n",
 		     MH_TRIES, on.moved && off.moved ? "on and off" :
@@ -1690,6 +1729,55 @@ static void test_memcg_high(const char *name)
 	} else if (on.high > off.high) {
 		tmsg(name, "more high events with prefault (%ld) than without (%ld)\n",
 		     on.high, off.high);
+		ok = false;
+	}
+	ksft_test_result(ok, "%s\n", name);
+}
+
+/*
+ * A 64 KiB "auto" folio is mostly mapped ahead of the access, so it is as
+ * speculative as a window's pages: with memory.high of the writer's parent
+ * cgroup a few pages above its usage, a writer in a region advised
+ * MADV_SEQUENTIAL, whose stream the predictor gives a 64 KiB folio at its
+ * first aligned hit (page 16), gets single pages instead, and the region
+ * holds exactly the pages written, each charged. Without the limit the same
+ * write gets the folio: more pages populated than written (the check is
+ * not vacuous).
+ */
+static void test_memcg_high_auto(const char *name)
+{
+	struct mh_run on, unlimited;
+	const char *err;
+	bool ok = true;
+	int ret;
+
+	err = cgroup_setup();
+	if (err) {
+		ksft_test_result_skip("%s: %s\n", name, err);
+		return;
+	}
+	ret = ap_mthp_only(64, "auto");
+	if (ret) {
+		ksft_test_result_skip("%s: no 64 KiB mTHP (%s)\n", name,
+				      strerror(-ret));
+		return;
+	}
+	mh_seq_thp = true;
+	on = memcg_high_limited(name, 1);
+	unlimited = memcg_high_run(1, false);
+	mh_seq_thp = false;
+	ap_mthp_restore();
+	set_prefault(1, DEF_MAX_PAGES);
+	tmsg(name,
+	     "64 KiB auto, %d pages written: populated %ld under memory.high, %ld without the limit; faults %ld, %ld; anon %ld, %ld pages\n",
+	     MH_WRITTEN, on.populated, unlimited.populated, on.faults,
+	     unlimited.faults, on.anon, unlimited.anon);
+	if (on.populated != MH_WRITTEN || unlimited.populated <= MH_WRITTEN) {
+		tmsg(name, "expected %d pages populated under the limit, more without it\n",
+		     MH_WRITTEN);
+		ok = false;
+	} else if (on.anon < on.populated || unlimited.anon < unlimited.populated) {
+		tmsg(name, "pages populated but not charged: memory.stat anon below the pages populated\n");
 		ok = false;
 	}
 	ksft_test_result(ok, "%s\n", name);
@@ -4655,6 +4743,7 @@ static const struct {
 	{ "uffd_missing",	test_uffd_missing },
 	{ "memcg",		test_memcg },
 	{ "memcg_high",		test_memcg_high },
+	{ "memcg_high_auto",	test_memcg_high_auto },
 	{ "memcg_high_cpus",	test_memcg_high_cpus },
 	{ "threads",		test_threads },
 	{ "sysctl_input",	test_sysctl_input },
