@@ -1719,7 +1719,7 @@ static void test_memcg_high(const char *name)
 		ok = false;
 	} else if (on.anon < on.populated || off.anon < off.populated ||
 		   unlimited.anon < unlimited.populated) {
-		tmsg(name, "pages populated but not charged: memory.stat anon below the pages populated\n");
+		tmsg(name, "populated pages not charged: memory.stat anon below them\n");
 		ok = false;
 	} else if (on.moved || off.moved) {
 		tmsg(name, "memory.current moved during the write in %d runs with prefault %s\n",
@@ -1777,7 +1777,7 @@ static void test_memcg_high_auto(const char *name)
 		     MH_WRITTEN);
 		ok = false;
 	} else if (on.anon < on.populated || unlimited.anon < unlimited.populated) {
-		tmsg(name, "pages populated but not charged: memory.stat anon below the pages populated\n");
+		tmsg(name, "populated pages not charged: memory.stat anon below them\n");
 		ok = false;
 	}
 	ksft_test_result(ok, "%s\n", name);
