@@ -695,6 +695,40 @@ def warnings_check():
     return res
 
 
+# Verdicts that cannot be lost (lib.sh): a checker that crashes or says
+# nothing, a matrix that dies halfway or prints nothing, and a series whose
+# tree lacks the feature each give a FAIL line.
+VERDICT_CASES = [
+    ('checker that prints its lines', 'checker_lines t python3 -c "print(\'PASS\\tx\')"', False),
+    ('checker that crashes after a PASS',
+     'checker_lines t python3 -c "print(\'PASS\\tx\'); raise SystemExit(1)"', True),
+    ('checker that prints nothing', 'checker_lines t python3 -c "pass"', True),
+    ('matrix that finished', 'printf "PASS\\tc\\n" >"$d/t"; echo 0 >"$d/rc"; '
+     'matrix_lines "$d/t" "$d/rc"', False),
+    ('matrix that died halfway', 'printf "PASS\\tc\\n" >"$d/t"; echo 1 >"$d/rc"; '
+     'matrix_lines "$d/t" "$d/rc"', True),
+    ('matrix that did not finish', 'rm -f "$d/t" "$d/rc"; matrix_lines "$d/t" "$d/rc"', True),
+    ('matrix that printed nothing', ': >"$d/t"; echo 0 >"$d/rc"; matrix_lines "$d/t" "$d/rc"',
+     True),
+    ('series whose tree lacks the feature', 'feature_lines 17 0', True),
+    ('series whose tree has the feature', 'feature_lines 17 1', False),
+    ('empty series (the base tree)', 'feature_lines 0 0', False),
+]
+
+
+def verdict_check():
+    res = []
+    with tempfile.TemporaryDirectory() as d:
+        for what, cmd, want in VERDICT_CASES:
+            r = subprocess.run(['bash', '-c', '. "$1/scripts/lib.sh"; d=$2; ' + cmd,
+                                'x', TOP, d], capture_output=True, text=True)
+            got = any(l.startswith('FAIL\t') for l in r.stdout.split('\n'))
+            ok = r.returncode == 0 and got == want
+            res.append(('PASS' if ok else 'FAIL',
+                        'verdicts: %s: %s%s' % (what, 'a FAIL line' if want else 'no FAIL line',
+                                                '' if ok else ': got %r' % r.stdout.strip()[:200])))
+    return res
+
 def main():
     for what, want, script, args, text, extra in CASES:
         got, out = verdict(run_script(script, args, text, extra))
@@ -703,7 +737,7 @@ def main():
         else:
             print('FAIL\tharness: %s: %s: want %s, got %s: %s'
                   % (script, what, want, got, out.strip().replace('\n', ' | ')[:300]))
-    for st, what in (console_check() + oom_allow_check() + step_table_check() +
+    for st, what in (verdict_check() + console_check() + oom_allow_check() + step_table_check() +
                      offsets_check() + warnings_check() +
                      patch_check() + lock_check() +
                      bench_check() + modes_check() + smp_check() +

@@ -530,6 +530,53 @@ build_warnings() {
 		sed -E 's/ +$//' | sort
 }
 
+# matrix_lines TSV RC: the build matrix's verdict lines, TSV as
+# scripts/matrix.sh printed them and RC the file its exit status went to.
+# A matrix that did not finish (no RC), exited non-zero (a cell's lines
+# may be missing) or printed nothing adds a FAIL line.
+matrix_lines() {
+	local tsv=$1 rc
+	rc=$(cat "$2" 2>/dev/null)
+	[ -f "$tsv" ] && cat "$tsv"
+	if [ -z "$rc" ]; then
+		printf 'FAIL\tmatrix: scripts/matrix.sh did not finish\n'
+	elif [ "$rc" != 0 ]; then
+		printf 'FAIL\tmatrix: scripts/matrix.sh exited %s\n' "$rc"
+	elif ! grep -q . "$tsv" 2>/dev/null; then
+		printf 'FAIL\tmatrix: scripts/matrix.sh printed no result\n'
+	fi
+	return 0
+}
+
+# feature_lines NPATCH HAS_FEATURE: a series (NPATCH patches) whose tree
+# has no mm/anon_prefault.c (HAS_FEATURE 0) would skip the steps that need
+# the feature (the debug, arm64, limits, pin and clock boots, the matrix)
+# in silence; a FAIL line says so. An empty series tests the base tree.
+feature_lines() {
+	[ "$1" != 0 ] && [ "$2" = 0 ] &&
+		printf 'FAIL\tfeature: %s patches but no mm/anon_prefault.c in the tree: the steps that need the feature cannot run\n' "$1"
+	return 0
+}
+
+# checker_lines LABEL CMD [ARG...]: runs a checker that prints
+# "STATUS<TAB>description" lines and passes them on. A checker that exits
+# non-zero (a traceback) or prints no line adds a FAIL line naming LABEL,
+# so that a checker that crashes can never pass by saying nothing.
+checker_lines() {
+	local label=$1 what out rc
+	shift
+	what=$(basename -- "${2:-$1}")
+	out=$("$@")
+	rc=$?
+	[ -n "$out" ] && printf '%s\n' "$out"
+	if [ $rc -ne 0 ]; then
+		printf 'FAIL\t%s: %s exited %d\n' "$label" "$what" "$rc"
+	elif [ -z "$out" ]; then
+		printf 'FAIL\t%s: %s printed no result\n' "$label" "$what"
+	fi
+	return 0
+}
+
 # new_warnings BASE_LOG LOG FILE...: the warnings of LOG in the files
 # that BASE_LOG does not have (each as often as LOG has it more often).
 new_warnings() {

@@ -255,3 +255,6 @@ for c in $CELLS; do
 	esac
 done
 [ -n "${*:-}" ] || run_checkers
+# It finished: its exit status says so (make test fails a matrix that
+# exits otherwise, see matrix_lines in lib.sh).
+exit 0

@@ -41,7 +41,7 @@ NPATCH=$(printf '%s' "$PATCHES" | grep -c . || true)
 step harness "checking that the harness's checks fail when they should"
 while IFS=$'\t' read -r st desc; do
 	[ "$st" = PASS ] && pass "$desc" || fail "$desc"
-done < <(python3 "$TOP/scripts/harness-selftest.py" "$TOP")
+done < <(checker_lines harness python3 "$TOP/scripts/harness-selftest.py" "$TOP")
 
 # 1. The series applies to the pristine tree exactly.
 step apply "copying the pristine tree and applying $NPATCH patches"
@@ -117,6 +117,9 @@ fi
 
 HAS_FEATURE=0
 [ -f "$SRC/mm/anon_prefault.c" ] && HAS_FEATURE=1
+while IFS=$'\t' read -r st desc; do
+	fail "$desc"
+done < <(feature_lines "$NPATCH" "$HAS_FEATURE")
 DEBUG=0
 [ $HAS_FEATURE = 1 ] && [ "${SKIP_DEBUG:-0}" != 1 ] && DEBUG=1
 ARM64=0
@@ -241,12 +244,13 @@ MATRIX=0
 [ $HAS_FEATURE = 1 ] && [ "${SKIP_MATRIX:-0}" != 1 ] && MATRIX=1
 if [ $MATRIX = 1 ]; then
 	step matrix-bg "the build matrix starts in the background (log: $BUILD/matrix.log)"
-	rm -f "$BUILD/matrix.tsv"
+	rm -f "$BUILD/matrix.tsv" "$BUILD/matrix.rc"
 	(
 		renice -n 19 -p $BASHPID >/dev/null
 		t=$(date +%s)
 		MATRIX_JOBS=${MATRIX_JOBS:-1} "$TOP/scripts/matrix.sh" "$SRC_TOP" \
 			"$PRISTINE" "$BUILD/matrix" >"$BUILD/matrix.tsv.tmp" 2>"$BUILD/matrix.log"
+		echo $? >"$BUILD/matrix.rc"
 		mv "$BUILD/matrix.tsv.tmp" "$BUILD/matrix.tsv"
 		bg_step matrix $((t - AP_T0)) "background: the build matrix (nice 19)"
 	) &
@@ -310,7 +314,8 @@ count_results() {
 			fi ;;
 		*) fail "$label: $desc" ;;
 		esac
-	done < <(python3 "$TOP/scripts/parse-results.py" --expect "$expect" "$log")
+	done < <(checker_lines "$label" python3 "$TOP/scripts/parse-results.py" \
+		--expect "$expect" "$log")
 }
 
 # boot_and_check LABEL OBJ JOB [VAR=value...]: boot, check the console,
@@ -517,8 +522,8 @@ if [ $HAS_FEATURE = 1 ] && [ -f "$BUILD/boot-guest-y/results.log" ]; then
 		PASS) pass "guest-y: $desc" ;;
 		*) fail "guest-y: $desc" ;;
 		esac
-	done < <(python3 "$TOP/scripts/compare-upstream.py" --readme "$TOP/README" \
-		"${stock[@]}" "$BUILD/boot-guest-y/results.log")
+	done < <(checker_lines upstream python3 "$TOP/scripts/compare-upstream.py" \
+		--readme "$TOP/README" "${stock[@]}" "$BUILD/boot-guest-y/results.log")
 	for t in $UPSTREAM_FAILED_BUILD; do
 		fail "guest-y: upstream: $t: did not build (see $BUILD/guest/upstream/build.log)"
 	done
@@ -561,8 +566,8 @@ if [ $ARM64 = 1 ]; then
 				PASS) pass "guest-arm64: $desc" ;;
 				*) fail "guest-arm64: $desc" ;;
 				esac
-			done < <(python3 "$TOP/scripts/compare-upstream.py" \
-				--readme "$TOP/README" "$alog")
+			done < <(checker_lines upstream python3 \
+				"$TOP/scripts/compare-upstream.py" --readme "$TOP/README" "$alog")
 		fi
 		for t in $UPSTREAM_FAILED_BUILD; do
 			fail "guest-arm64: upstream: $t: did not build (see $BUILD/guest-arm64/upstream/build.log)"
@@ -589,16 +594,11 @@ wait $BG_BUILDS 2>/dev/null
 if [ $MATRIX = 1 ]; then
 	step matrix "waiting for the build matrix"
 	wait "$MATRIX_PID" 2>/dev/null
-	if ! [ -f "$BUILD/matrix.tsv" ]; then
+	[ "$(cat "$BUILD/matrix.rc" 2>/dev/null)" = 0 ] ||
 		tail -n 20 "$BUILD/matrix.log" >&2
-		fail "matrix: scripts/matrix.sh did not finish (see $BUILD/matrix.log)"
-	elif ! grep -q . "$BUILD/matrix.tsv"; then
-		fail "matrix: scripts/matrix.sh printed no result (see $BUILD/matrix.log)"
-	else
-		while IFS=$'\t' read -r st desc; do
-			[ "$st" = PASS ] && pass "$desc" || fail "$desc"
-		done <"$BUILD/matrix.tsv"
-	fi
+	while IFS=$'\t' read -r st desc; do
+		[ "$st" = PASS ] && pass "$desc" || fail "$desc (see $BUILD/matrix.log)"
+	done < <(matrix_lines "$BUILD/matrix.tsv" "$BUILD/matrix.rc")
 fi
 AP_BGPIDS=""
 
