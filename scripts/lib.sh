@@ -11,6 +11,7 @@ OBJ_Y=$BUILD/obj-y
 OBJ_N=$BUILD/obj-n
 OBJ_L=$BUILD/obj-lockstat
 OBJ_A=$BUILD/obj-arm64
+OBJ_DEB=$BUILD/obj-debian
 JOBS=${JOBS:-$(nproc)}
 SMP=${SMP:-$(nproc)}
 MEM=${MEM:-2G}
@@ -24,10 +25,13 @@ KARCH=${KARCH:-x86}
 # arm64's busybox (Debian's busybox-static:arm64, unpacked by
 # arm64_busybox).
 ARM64_BUSYBOX=$AP_CACHE/busybox-arm64/bin/busybox
+# Debian's own 6.12 amd64 configuration (package linux-config-6.12,
+# unpacked by debian_config).
+DEBIAN_CONFIG=$AP_CACHE/debian/config.amd64_none_amd64
 
 export CCACHE_DIR=${CCACHE_DIR:-$AP_CACHE/ccache}
 export CCACHE_BASEDIR=$BUILD
-export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-4G}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-6G}
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026"
 export KBUILD_BUILD_USER=anon-prefault KBUILD_BUILD_HOST=anon-prefault
 export QUILT_PATCHES=$TOP/patches QUILT_SERIES=$TOP/series
@@ -224,6 +228,73 @@ ensure_packages() {
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 		--no-install-recommends $missing >&2 ||
 		die "apt-get install failed for:$missing"
+}
+
+# debian_config: unpacks Debian's own configuration of its 6.12 amd64
+# kernel (config.amd64_none_amd64 of the package linux-config-6.12, the
+# same source this series patches) into the cache (DEBIAN_CONFIG) once,
+# with apt-get download as arm64_busybox fetches busybox.
+debian_config() {
+	local tmp deb
+	[ -s "$DEBIAN_CONFIG" ] && return 0
+	mkdir -p "$(dirname "$DEBIAN_CONFIG")" || die "cannot create $(dirname "$DEBIAN_CONFIG")"
+	tmp=$(mktemp -d "$AP_CACHE/debian/dl.XXXXXX") || die "cannot create a directory in $AP_CACHE"
+	AP_TMPDIRS="$AP_TMPDIRS $tmp"
+	# apt-get download runs as _apt where it can: it must see the directory.
+	chmod 755 "$tmp"
+	(cd "$tmp" && apt-get download -q linux-config-6.12 >&2) ||
+		die "Debian's kernel configuration: apt-get download linux-config-6.12 failed"
+	deb=$(find "$tmp" -maxdepth 1 -name 'linux-config-6.12_*.deb' | head -1)
+	if [ -z "$deb" ] ||
+	   ! dpkg-deb --fsys-tarfile "$deb" |
+	     tar -xO ./usr/src/linux-config-6.12/config.amd64_none_amd64.xz |
+	     xz -dc >"$tmp/config" || ! [ -s "$tmp/config" ]; then
+		die "Debian's kernel configuration: cannot unpack config.amd64_none_amd64 from ${deb:-the package}"
+	fi
+	mv "$tmp/config" "$DEBIAN_CONFIG" || die "cannot write $DEBIAN_CONFIG"
+	rm -rf "$tmp"
+}
+
+# debian_value OPTION CONFIG: OPTION's value in the .config CONFIG, "n"
+# where it is not set.
+debian_value() {
+	local v
+	v=$(sed -n "s/^CONFIG_$1=//p" "$2")
+	echo "${v:-n}"
+}
+
+# debian_options: the options of configs/debian.list.
+debian_options() {
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/configs/debian.list"
+}
+
+# debian_fragment: a config fragment with Debian's value of every option of
+# configs/debian.list (DEBIAN_CONFIG), for the Debian-configured kernel.
+debian_fragment() {
+	local o v
+	for o in $(debian_options); do
+		v=$(debian_value "$o" "$DEBIAN_CONFIG")
+		if [ "$v" = n ]; then
+			echo "# CONFIG_$o is not set"
+		else
+			echo "CONFIG_$o=$v"
+		fi
+	done
+}
+
+# debian_check DOTCONFIG: a PASS or FAIL line for each option of
+# configs/debian.list: whether the kernel's .config has Debian's value.
+debian_check() {
+	local o want got
+	for o in $(debian_options); do
+		want=$(debian_value "$o" "$DEBIAN_CONFIG")
+		got=$(debian_value "$o" "$1")
+		if [ "$want" = "$got" ]; then
+			printf 'PASS\tdebian: CONFIG_%s=%s, as in Debian'"'"'s configuration\n' "$o" "$got"
+		else
+			printf 'FAIL\tdebian: CONFIG_%s=%s, Debian'"'"'s configuration has %s\n' "$o" "$got" "$want"
+		fi
+	done
 }
 
 # arm64_busybox: unpacks Debian's busybox-static for arm64 into the cache

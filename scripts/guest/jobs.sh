@@ -58,6 +58,25 @@ feature_report() {
 	fi
 }
 
+# ap.job=debian: the runtime defaults of Debian's configuration, as the
+# Debian-configured kernel booted with nothing on the command line for
+# them: THP "always" and the multi-gen LRU enabled (init_on_alloc, the
+# third, is read from the console by make test).
+debian_report() {
+	echo "TAP version 13"
+	echo "1..2"
+	t=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
+	case $t in
+	*"[always]"*) echo "ok 1 THP is \"always\", Debian's default: $t" ;;
+	*) echo "not ok 1 THP is not \"always\": ${t:-no THP}" ;;
+	esac
+	g=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null)
+	case $g in
+	""|0x0000) echo "not ok 2 the multi-gen LRU is not enabled (${g:-no lru_gen})" ;;
+	*) echo "ok 2 the multi-gen LRU is enabled ($g), Debian's default" ;;
+	esac
+}
+
 # arm64: the CPU features the tests depend on, as the kernel found them:
 # MTE (the functional test's mte case) and the hardware update of the
 # access and dirty flags (without it every first write to a clean page is
@@ -187,6 +206,9 @@ feature_tests() {
 # ap.job=bulk: the functional test and the stress test, for the debug
 # kernel booted without init_on_alloc (windows from the bulk allocation).
 # ap.job=limits: OOM and NUMA placement (small guest with two nodes).
+# ap.job=debian: on the Debian-configured kernel with Debian's runtime
+# defaults (THP as it booted, not "never"), the functional test: its
+# accounting, memcg and reclaim cases included.
 # ap.job=case: the functional test's case named by ap.case= alone (its
 # longterm_pin case in a guest booted with a movable zone, its mte case on
 # arm64 booted with init_on_alloc=1).
@@ -205,7 +227,8 @@ feature_tests() {
 run_job() {
 	[ -n "$(arg thp_expect "")" ] &&
 		suite thp_boot thp_boot "$(arg thp_expect "")" "$(arg thp_refused "")"
-	thp_never
+	# The Debian-configured kernel keeps Debian's THP default.
+	[ "$1" = debian ] || thp_never
 	case $1 in
 	test)
 		feature_tests 30 20 upstream
@@ -228,6 +251,12 @@ run_job() {
 		suite feature feature_report
 		suite oom /ap/ap_oom
 		suite numa /ap/ap_numa
+		;;
+	debian)
+		suite smoke smoke
+		suite feature feature_report
+		suite debian debian_report
+		suite anon_prefault /ap/anon_prefault
 		;;
 	case)
 		suite smoke smoke
