@@ -124,6 +124,17 @@ DEBUG=0
 [ $HAS_FEATURE = 1 ] && [ "${SKIP_DEBUG:-0}" != 1 ] && DEBUG=1
 ARM64=0
 [ $HAS_FEATURE = 1 ] && [ "${SKIP_ARM64:-0}" != 1 ] && ARM64=1
+# The Debian-configured kernel: Debian's own values (package
+# linux-config-6.12) of the options in configs/debian.list, on the test
+# base.
+DEBIAN=0
+[ $HAS_FEATURE = 1 ] && [ "${SKIP_DEBIAN:-0}" != 1 ] && DEBIAN=1
+if [ $DEBIAN = 1 ]; then
+	step debian "Debian's kernel configuration (linux-config-6.12)"
+	debian_config
+	debian_fragment >"$BUILD/debian.config" ||
+		die "cannot write $BUILD/debian.config"
+fi
 OBJ_D=$BUILD/obj-debug
 
 # The debug kernel, the =n kernel and the arm64 kernel (=y, cross-built)
@@ -164,6 +175,15 @@ cp -a "$SRC" "$SRC_TOP" || die "cannot copy $SRC to $SRC_TOP"
 		echo $? >"$BUILD/bg-arm64.rc"
 		bg_step build-arm64 $((t - AP_T0)) "background: the arm64 kernel (nice 19)"
 		log "arm64 build finished after $(( $(date +%s) - t ))s"
+	fi
+	# Kept from run to run: only what the series changed is rebuilt.
+	if [ $DEBIAN = 1 ]; then
+		t=$(date +%s)
+		(EXTRA_CONFIGS="$TOP/configs/debian.config $BUILD/debian.config" \
+		 configure_kernel "$OBJ_DEB" y && build_kernel "$OBJ_DEB")
+		echo $? >"$BUILD/bg-debian.rc"
+		bg_step build-debian $((t - AP_T0)) "background: the Debian-configured kernel (nice 19)"
+		log "Debian-configured build finished after $(( $(date +%s) - t ))s"
 	fi
 ) >"$BUILD/bg-builds.log" 2>&1 &
 BG_BUILDS=$!
@@ -364,6 +384,7 @@ suites_of() {
 	arm64) echo "$s,cpu,anon_prefault,upstream,anon_prefault_stress$m" ;;
 	limits) echo "$s,oom,numa" ;;
 	case) echo "$s,anon_prefault" ;;
+	debian) echo "$s,debian,anon_prefault" ;;
 	clock) echo "smoke,clock,clear_page,bench" ;;
 	esac
 }
@@ -585,6 +606,28 @@ if [ $ARM64 = 1 ]; then
 		fi
 	else
 		fail "build: arm64 kernel does not build (see $OBJ_A/build.log)"
+	fi
+fi
+
+# The Debian-configured kernel (Debian's values of configs/debian.list on
+# the test base), booted with Debian's runtime defaults: THP "always", the
+# multi-gen LRU and init_on_alloc on, all from its configuration. The
+# functional test, its accounting, memcg and reclaim cases included.
+if [ $DEBIAN = 1 ]; then
+	wait_build debian
+	drc=$?
+	while IFS=$'\t' read -r st desc; do
+		[ "$st" = PASS ] && pass "$desc" || fail "$desc"
+	done < <(checker_lines debian debian_check "$OBJ_DEB/.config")
+	if [ $drc = 0 ]; then
+		pass "build: top of series, Debian-configured kernel"
+		if boot_and_check guest-debian "$OBJ_DEB" debian SMP=2; then
+			count_results guest-debian "$BUILD/boot-guest-debian/results.log" \
+				"$(suites_of debian)"
+			init_on_alloc_in_effect guest-debian on
+		fi
+	else
+		fail "build: the Debian-configured kernel does not build (see $OBJ_DEB/build.log, $OBJ_DEB/config.log)"
 	fi
 fi
 

@@ -4524,6 +4524,7 @@ static void test_noprefault_reclaim(const char *name)
 	};
 	struct rv_result r[3];
 	const char *err, *why = "";
+	char lru_gen[32] = "";
 	bool ok = true;
 	int i;
 
@@ -4536,6 +4537,17 @@ static void test_noprefault_reclaim(const char *name)
 		ksft_test_result_skip("%s: needs swap: %s\n", name, why);
 		return;
 	}
+	/*
+	 * The check needs the classic LRU, where H, the older, is met first
+	 * and kept for its accessed bits. The multi-gen LRU (on by default in
+	 * distribution kernels) went by generation and took H without advice
+	 * too (2 of 512 pages kept), so the runs could not tell the advice
+	 * apart: they run with it off, and the lru_gen case checks the
+	 * generations.
+	 */
+	if (!ap_read_file(LRU_GEN_ENABLED, lru_gen, sizeof(lru_gen)) &&
+	    ap_write_file(LRU_GEN_ENABLED, "n"))
+		ksft_exit_fail_msg("%s: cannot turn MGLRU off\n", name);
 	for (i = 0; i < 3; i++) {
 		r[i] = rv_run(name, runs[i].enable, runs[i].advice);
 		tmsg(name,
@@ -4543,6 +4555,9 @@ static void test_noprefault_reclaim(const char *name)
 		     runs[i].what, r[i].hot, RV_PAGES, r[i].cold, RV_PAGES,
 		     r[i].reclaim_err ? strerror(r[i].reclaim_err) : "done");
 	}
+	if (lru_gen[0] && ap_write_file(LRU_GEN_ENABLED, lru_gen))
+		ksft_exit_fail_msg("%s: cannot restore %s\n", name,
+				   LRU_GEN_ENABLED);
 	if (r[0].hot < r[2].hot + RV_PAGES / 2) {
 		tmsg(name,
 		     "reclaim took as much of the hot region without advice as with MADV_RANDOM: the test cannot tell them apart\n");
