@@ -9,6 +9,14 @@ PASSED=0 FAILED=0 SKIPPED=0 SUMMARY_DONE=0
 pass() { PASSED=$((PASSED + 1)); printf 'PASS: %s\n' "$*"; }
 fail() { FAILED=$((FAILED + 1)); printf 'FAIL: %s\n' "$*"; }
 skip() { SKIPPED=$((SKIPPED + 1)); printf 'SKIP: %s\n' "$*"; }
+# tally [PREFIX [SUFFIX]]: a PASS or a FAIL for each "STATUS<TAB>description"
+# line of a checker on standard input (SUFFIX on the FAILs alone).
+tally() {
+	local st desc
+	while IFS=$'\t' read -r st desc; do
+		if [ "$st" = PASS ]; then pass "${1:-}$desc"; else fail "${1:-}$desc${2:-}"; fi
+	done
+}
 summary() {
 	[ $SUMMARY_DONE = 1 ] && return
 	SUMMARY_DONE=1
@@ -39,9 +47,7 @@ NPATCH=$(printf '%s' "$PATCHES" | grep -c . || true)
 
 # 0. The harness's own checks fail on made-up broken runs.
 step harness "checking that the harness's checks fail when they should"
-while IFS=$'\t' read -r st desc; do
-	[ "$st" = PASS ] && pass "$desc" || fail "$desc"
-done < <(checker_lines harness python3 "$TOP/scripts/harness-selftest.py" "$TOP")
+tally < <(checker_lines harness python3 "$TOP/scripts/harness-selftest.py" "$TOP")
 
 # 1. The series applies to the pristine tree exactly.
 step apply "copying the pristine tree and applying $NPATCH patches"
@@ -117,9 +123,7 @@ fi
 
 HAS_FEATURE=0
 [ -f "$SRC/mm/anon_prefault.c" ] && HAS_FEATURE=1
-while IFS=$'\t' read -r st desc; do
-	fail "$desc"
-done < <(feature_lines "$NPATCH" "$HAS_FEATURE")
+tally < <(feature_lines "$NPATCH" "$HAS_FEATURE")
 DEBUG=0
 [ $HAS_FEATURE = 1 ] && [ "${SKIP_DEBUG:-0}" != 1 ] && DEBUG=1
 ARM64=0
@@ -503,12 +507,12 @@ if ! wait_build n; then
 	fail "build: top of series (=n) does not build (see $OBJ_N/build.log)"
 elif pass "build: top of series (=n)" &&
 	boot_and_check guest-n "$OBJ_N" test AP_BOOT_PREFAULT=; then
-	res=$(python3 "$TOP/scripts/parse-results.py" --expect "$(suites_of test-n)" \
-		"$BUILD/boot-guest-n/results.log")
+	res=$(checker_lines checker python3 "$TOP/scripts/parse-results.py" \
+		--expect "$(suites_of test-n)" "$BUILD/boot-guest-n/results.log")
 	while IFS=$'\t' read -r st desc; do
 		case $desc in
 		smoke:*) [ "$st" = PASS ] && pass "guest-n: $desc" || fail "guest-n: $desc" ;;
-		*": suite missing"*|*": did not finish"*|*": printed no TAP plan"*|*": planned "*)
+		*": suite missing"*|*": did not finish"*|*": printed no TAP plan"*|*": planned "*|checker:*)
 			fail "guest-n: $desc" ;;
 		esac
 	done <<<"$res"
@@ -538,12 +542,7 @@ if [ $HAS_FEATURE = 1 ] && [ -f "$BUILD/boot-guest-y/results.log" ]; then
 	stock=()
 	[ -f "$BUILD/boot-guest-n/results.log" ] &&
 		stock=(--stock "$BUILD/boot-guest-n/results.log")
-	while IFS=$'\t' read -r st desc; do
-		case $st in
-		PASS) pass "guest-y: $desc" ;;
-		*) fail "guest-y: $desc" ;;
-		esac
-	done < <(checker_lines upstream python3 "$TOP/scripts/compare-upstream.py" \
+	tally "guest-y: " < <(checker_lines upstream python3 "$TOP/scripts/compare-upstream.py" \
 		--readme "$TOP/README" "${stock[@]}" "$BUILD/boot-guest-y/results.log")
 	for t in $UPSTREAM_FAILED_BUILD; do
 		fail "guest-y: upstream: $t: did not build (see $BUILD/guest/upstream/build.log)"
@@ -582,12 +581,7 @@ if [ $ARM64 = 1 ]; then
 			mte_passed guest-arm64
 			# The upstream mm selftests on and off (no stock arm64
 			# kernel to compare with).
-			while IFS=$'\t' read -r st desc; do
-				case $st in
-				PASS) pass "guest-arm64: $desc" ;;
-				*) fail "guest-arm64: $desc" ;;
-				esac
-			done < <(checker_lines upstream python3 \
+			tally "guest-arm64: " < <(checker_lines upstream python3 \
 				"$TOP/scripts/compare-upstream.py" --readme "$TOP/README" "$alog")
 		fi
 		for t in $UPSTREAM_FAILED_BUILD; do
@@ -616,9 +610,7 @@ fi
 if [ $DEBIAN = 1 ]; then
 	wait_build debian
 	drc=$?
-	while IFS=$'\t' read -r st desc; do
-		[ "$st" = PASS ] && pass "$desc" || fail "$desc"
-	done < <(checker_lines debian debian_check "$OBJ_DEB/.config")
+	tally < <(checker_lines debian debian_check "$OBJ_DEB/.config")
 	if [ $drc = 0 ]; then
 		pass "build: top of series, Debian-configured kernel"
 		if boot_and_check guest-debian "$OBJ_DEB" debian SMP=2; then
@@ -639,9 +631,7 @@ if [ $MATRIX = 1 ]; then
 	wait "$MATRIX_PID" 2>/dev/null
 	[ "$(cat "$BUILD/matrix.rc" 2>/dev/null)" = 0 ] ||
 		tail -n 20 "$BUILD/matrix.log" >&2
-	while IFS=$'\t' read -r st desc; do
-		[ "$st" = PASS ] && pass "$desc" || fail "$desc (see $BUILD/matrix.log)"
-	done < <(matrix_lines "$BUILD/matrix.tsv" "$BUILD/matrix.rc")
+	tally "" " (see $BUILD/matrix.log)" < <(matrix_lines "$BUILD/matrix.tsv" "$BUILD/matrix.rc")
 fi
 AP_BGPIDS=""
 
