@@ -33,7 +33,10 @@
  * than one page per fault (THP, fault-around, prefaulting) these rates
  * go up while minflt/page goes below 1.  rss/page above 1 shows how many
  * pages got mapped per page touched.  With -R a read fault maps the
- * shared zero page, which pagemap also reports as present.
+ * shared zero page, which pagemap also reports as present.  With -B each
+ * page of the pattern is read, then each is written (a read fault, then
+ * a copy-on-write of the zero page): a page counts once, and minflt/page
+ * counts the faults of both passes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -72,6 +75,7 @@ struct config {
 	enum pattern pattern;
 	unsigned long stride;
 	bool read;
+	bool read_write;
 	bool thp;
 	bool populate;
 	bool header;
@@ -116,7 +120,7 @@ static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: pft [-m SIZE | -g N] [-r N] [-t N | -n N] [-p PATTERN]\n"
-		"           [-R] [-H] [-P] [-s | -S] [-h]\n"
+		"           [-R | -B] [-H] [-P] [-s | -S] [-h]\n"
 		"  -m SIZE     region size per worker, K/M/G suffix allowed (default 128M)\n"
 		"  -g N        region size per worker in GiB\n"
 		"  -r N        repetitions (default 1)\n"
@@ -124,6 +128,7 @@ static void print_usage(FILE *f)
 		"  -n N        processes instead of threads\n"
 		"  -p PATTERN  seq (default), stride:K, random, random50\n"
 		"  -R          read one byte per page instead of writing\n"
+		"  -B          read one byte per page, then write one byte per page\n"
 		"  -H          allow THP (default: MADV_NOHUGEPAGE)\n"
 		"  -P          MADV_POPULATE_WRITE the region instead of touching it\n"
 		"  -s          print the header line\n"
@@ -330,15 +335,12 @@ static char *map_region(void)
 	return p;
 }
 
-/* The timed part.  Returns 0, or -1 if MADV_POPULATE_WRITE failed. */
-static int touch_region(char *base, struct result *res)
+/* One pass over the pattern's pages: a load or a store of one byte each. */
+static unsigned long long touch_pass(char *base, bool write)
 {
 	unsigned long long sum = 0;
 	unsigned long i, step = 1;
 	char *p;
-
-	if (cfg.populate)
-		return madvise(base, cfg.size, MADV_POPULATE_WRITE) ? -1 : 0;
 
 	if (cfg.pattern == PAT_STRIDE)
 		step = cfg.stride;
@@ -347,12 +349,25 @@ static int touch_region(char *base, struct result *res)
 			p = base + order[i] * page_size;
 		else
 			p = base + i * step * page_size;
-		if (cfg.read)
-			sum += __atomic_load_n(p, __ATOMIC_RELAXED);
-		else
+		if (write)
 			__atomic_store_n(p, 1, __ATOMIC_RELAXED);
+		else
+			sum += __atomic_load_n(p, __ATOMIC_RELAXED);
 	}
-	res->sink = sum;
+	return sum;
+}
+
+/* The timed part.  Returns 0, or -1 if MADV_POPULATE_WRITE failed. */
+static int touch_region(char *base, struct result *res)
+{
+	if (cfg.populate)
+		return madvise(base, cfg.size, MADV_POPULATE_WRITE) ? -1 : 0;
+
+	res->sink = 0;
+	if (cfg.read || cfg.read_write)
+		res->sink = touch_pass(base, false);
+	if (!cfg.read)
+		touch_pass(base, true);
 	return 0;
 }
 
@@ -561,7 +576,7 @@ static void report(unsigned long long utime_us, unsigned long long stime_us,
 	if (cfg.populate)
 		mode = "populate";
 	else
-		mode = cfg.read ? "read" : "write";
+		mode = cfg.read ? "read" : cfg.read_write ? "read-write" : "write";
 
 	if (cfg.csv) {
 		printf("%.2f,%ld,%ld,%.3f,%.3f,%.3f,%.0f,%.0f,%.4f,%s,%s,%s\n",
@@ -592,7 +607,7 @@ int main(int argc, char **argv)
 	cfg.workers = 1;
 	snprintf(cfg.pattern_name, sizeof(cfg.pattern_name), "seq");
 
-	while ((opt = getopt(argc, argv, "m:g:r:t:n:p:RHPsSh")) != -1) {
+	while ((opt = getopt(argc, argv, "m:g:r:t:n:p:RBHPsSh")) != -1) {
 		switch (opt) {
 		case 'm':
 			cfg.size = parse_size(optarg);
@@ -615,6 +630,9 @@ int main(int argc, char **argv)
 			break;
 		case 'R':
 			cfg.read = true;
+			break;
+		case 'B':
+			cfg.read_write = true;
 			break;
 		case 'H':
 			cfg.thp = true;
@@ -641,8 +659,10 @@ int main(int argc, char **argv)
 		bad_args("-n and -t are mutually exclusive");
 	if (!cfg.processes)
 		cfg.workers = threads;
-	if (cfg.populate && (cfg.read || cfg.pattern != PAT_SEQ))
-		bad_args("-P cannot be combined with -R or -p");
+	if (cfg.read && cfg.read_write)
+		bad_args("-R and -B are mutually exclusive");
+	if (cfg.populate && (cfg.read || cfg.read_write || cfg.pattern != PAT_SEQ))
+		bad_args("-P cannot be combined with -R, -B or -p");
 
 	page_size = sysconf(_SC_PAGESIZE);
 	cfg.size = (cfg.size + page_size - 1) / page_size * page_size;
