@@ -175,7 +175,9 @@ def to_mthp(rows, mode, key):
     return ', %s to %s' % (fmt_ratios(mthp_ratios(rows, mode, key)), MTHP)
 
 
-ALL_SECTIONS = ['seq', 'threads', 'sparse', 'churn', 'frag', 'pressure']
+ALL_SECTIONS = ['seq', 'threads', 'sparse', 'churn', 'frag', 'pressure',
+                'readwrite']
+READWRITE_MODES = ['off', 'on', 'mthp64k', 'mthp64k+on']
 
 
 def missing_cells(data, churn, pressure, meta):
@@ -195,6 +197,8 @@ def missing_cells(data, churn, pressure, meta):
                  for m in SPARSE_MODES]
     if 'frag' in sections:
         want += [('frag', m, 1) for m in FRAG_MODES]
+    if 'readwrite' in sections:
+        want += [('readwrite', m, t) for m in READWRITE_MODES for t in (1, 4)]
     out = []
     for sec, m, t in want:
         n = sum(1 for r in data if r['section'] == sec and r['mode'] == m and
@@ -524,6 +528,12 @@ def main():
         % (meta.get('size', '?'), meta.get('threads_ncpu', '?'),
            meta.get('rounds', '?'),
            clock_name(clocks.get('threads', 'wall'))), summary)
+
+    seq_report(
+        data, 'readwrite', '\nRead every page, then write it (pft -B), 16M per'
+        ' thread, 1 and 4 threads, medians of %s rounds (%s)'
+        % (meta.get('rounds', '?'), clock_name(clocks.get('readwrite', 'wall'))),
+        summary)
 
     sparse = [r for r in data if r['section'].startswith('sparse-')]
     if sparse:

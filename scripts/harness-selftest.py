@@ -105,9 +105,40 @@ FLAKY = up_run('x', 'on', GOOD.replace('ok 2', 'not ok 2')) + \
     up_run('x', 'off', GOOD) + '@@T RETRY x\n' + PAIR
 case('an upstream pair that agreed only on a retry', 'FAIL',
      'compare-upstream.py', [], frame('upstream', FLAKY))
-case('... unless the README excuses it', 'PASS', 'compare-upstream.py',
-     ['--readme', '@README'], frame('upstream', FLAKY),
-     {'README': '- upstream: x flaky made-up reason\n'})
+case('... unless configs/exceptions excuses it', 'PASS', 'compare-upstream.py',
+     ['--exceptions', '@exc'], frame('upstream', FLAKY),
+     {'exc': 'x flaky made-up reason\n'})
+case('an upstream case that differs on and off, excused as the series\' behaviour',
+     'PASS', 'compare-upstream.py', ['--exceptions', '@exc'],
+     frame('upstream', up_run('x', 'on', GOOD.replace('ok 2', 'not ok 2'), 1) +
+           up_run('x', 'off', GOOD)), {'exc': 'x differs,exit made-up reason\n'})
+case('... but not another binary\'s difference', 'FAIL',
+     'compare-upstream.py', ['--exceptions', '@exc'],
+     frame('upstream', up_run('x', 'on', GOOD.replace('ok 2', 'not ok 2'), 1) +
+           up_run('x', 'off', GOOD)), {'exc': 'y differs,exit made-up reason\n'})
+AUTO_OK = '@@T STATE x auto auto\n'
+case('an upstream binary with the same results with 64K "auto"', 'PASS',
+     'compare-upstream.py', [],
+     frame('upstream', PAIR + up_run('x', 'auto', GOOD) + AUTO_OK))
+case('an upstream case that fails only with 64K "auto"', 'FAIL',
+     'compare-upstream.py', [],
+     frame('upstream', PAIR + up_run('x', 'auto', GOOD.replace('ok 2', 'not ok 2')) +
+           AUTO_OK))
+case('an upstream binary that leaves the "auto" size at another value', 'FAIL',
+     'compare-upstream.py', [],
+     frame('upstream', PAIR + up_run('x', 'auto', GOOD) + '@@T STATE x auto never\n'))
+case('an upstream binary that dies with 64K "auto"', 'FAIL',
+     'compare-upstream.py', [],
+     frame('upstream', PAIR + up_run('x', 'auto', '', 1) + AUTO_OK))
+KHP_OK = 'Run test: collapse_full (khugepaged:anon)\nAllocate huge page... \x1b[32mOK\x1b[0m\n'
+case('khugepaged\'s coloured results, the same on, off and "auto"', 'PASS',
+     'compare-upstream.py', [],
+     frame('upstream', up_run('x', 'on', KHP_OK) + up_run('x', 'off', KHP_OK) +
+           up_run('x', 'auto', KHP_OK) + AUTO_OK))
+case('a khugepaged step that fails only with "auto"', 'FAIL',
+     'compare-upstream.py', [],
+     frame('upstream', up_run('x', 'on', KHP_OK) + up_run('x', 'off', KHP_OK) +
+           up_run('x', 'auto', KHP_OK.replace('32mOK', '31mFail'), 1) + AUTO_OK))
 case('an upstream case that fails on =y and passes on the stock kernel',
      'FAIL', 'compare-upstream.py', ['--stock', '@n.log'],
      frame('upstream', up_run('x', 'on', GOOD.replace('ok 2', 'not ok 2')) +
@@ -713,12 +744,39 @@ VERDICT_CASES = [
     ('series whose tree lacks the feature', 'feature_lines 17 0', True),
     ('series whose tree has the feature', 'feature_lines 17 1', False),
     ('empty series (the base tree)', 'feature_lines 0 0', False),
+    ('configs/exceptions as it is', 'exceptions_check', False),
+    ('an exception of a kind nobody reads', 'printf -- "- skpi: a b why\\n" >"$d/e"; '
+     'exceptions_check "$d/e"', True),
+    ('figures quoted as RESULTS has them',
+     'mkdir -p "$d/f/patches"; echo "1.50x, 12%, 5259 instr/page" >"$d/f/RESULTS"; '
+     'echo "runs at 1.50x" >"$d/f/README"; echo "12%" >"$d/f/HARNESS"; '
+     'printf "Subject: x\\n\\n5259 instructions at 1.50x\\n---\\n 9.99x\\n" '
+     '>"$d/f/patches/0001-x.patch"; '
+     'checker_lines figures python3 "$TOP/scripts/check-figures.py" "$d/f"', False),
+    ('a changelog figure that RESULTS does not have',
+     'printf "Subject: x\\n\\nat 1.51x\\n---\\n" >"$d/f/patches/0001-x.patch"; '
+     'checker_lines figures python3 "$TOP/scripts/check-figures.py" "$d/f"', True),
+    ('a README figure that RESULTS does not have',
+     'printf "Subject: x\\n\\nat 1.50x\\n---\\n" >"$d/f/patches/0001-x.patch"; '
+     'echo "5260 instructions" >"$d/f/README"; '
+     'checker_lines figures python3 "$TOP/scripts/check-figures.py" "$d/f"', True),
+    ('a figure check without its documents',
+     'rm -f "$d/f/HARNESS"; '
+     'checker_lines figures python3 "$TOP/scripts/check-figures.py" "$d/f"', True),
+    ('an upstream exception compare-upstream.py reads',
+     'checker_lines upstream python3 "$TOP/scripts/compare-upstream.py" '
+     '--exceptions <(echo "x flaky why") "$d/up.log"', False),
+    ('an upstream exception compare-upstream.py cannot read',
+     'checker_lines upstream python3 "$TOP/scripts/compare-upstream.py" '
+     '--exceptions <(echo "x sometimes why") "$d/up.log"', True),
 ]
 
 
 def verdict_check():
     res = []
     with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, 'up.log'), 'w') as f:
+            f.write(frame('upstream', PAIR))
         for what, cmd, want in VERDICT_CASES:
             r = subprocess.run(['bash', '-c', '. "$1/scripts/lib.sh"; d=$2; ' + cmd,
                                 'x', TOP, d], capture_output=True, text=True)

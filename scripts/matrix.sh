@@ -223,9 +223,9 @@ run_checkers() {
 	files=$(series_files | grep -E '\.(c|h)$')
 	# shellcheck disable=SC2086
 	new=$(new_warnings "$base/check.log" "$top/check.log" $files)
-	# README-listed: "- sparse: FILE: MESSAGE" (the exact line), why below.
+	# configs/exceptions: "- sparse: FILE: MESSAGE" (the exact line).
 	local listed nlisted=0
-	listed=$(sed -n 's/^- sparse: //p' "$TOP/README")
+	listed=$(exceptions sparse)
 	if [ -n "$new" ] && [ -n "$listed" ]; then
 		nlisted=$(grep -cxF -f <(printf '%s\n' "$listed") <<<"$new")
 		new=$(grep -vxF -f <(printf '%s\n' "$listed") <<<"$new")
@@ -236,7 +236,7 @@ run_checkers() {
 		printf '%s\n' "$new" | head -20 >&2
 		say FAIL "sparse and W=1 (x86): $(printf '%s\n' "$new" | wc -l) warnings the base tree does not have (see $top/check.log)"
 	else
-		say PASS "sparse and W=1 (x86): no warning in the files the series changes that the base tree does not have ($(build_warnings "$top/check.log" $files | wc -l) there: each in the base tree too, or README-listed: $nlisted)"
+		say PASS "sparse and W=1 (x86): no warning in the files the series changes that the base tree does not have ($(build_warnings "$top/check.log" $files | wc -l) there: each in the base tree too, or in configs/exceptions: $nlisted)"
 	fi
 	log "matrix checkers took $(( $(date +%s) - t ))s"
 	[ -n "${MATRIX_KEEP:-}" ] || find "$top" "$base" -name '*.o' -delete

@@ -38,7 +38,7 @@ make_initramfs "$BUILD/guest" "$BUILD/initramfs.cpio.gz" \
 	$([ $REAL = 1 ] && echo $REAL_PROGRAMS)
 # The sections of bench.sh in the measured boot; threads joins them on
 # the wall clock.
-sections=seq:sparse:churn:frag:pressure
+sections=seq:sparse:churn:frag:pressure:readwrite
 [ "$CLOCK" = wall ] && sections=$sections:threads
 # On the instruction clock the measured boot has one virtual CPU: with
 # several, they take turns on one host thread, and a task's CPU time
@@ -57,7 +57,7 @@ stosq=
 if [ "$CLOCK" = icount ] && [ -f "$SRC/mm/anon_prefault.c" ]; then
 	step stosq "booting the guest (job: run, instruction clock without ERMS, 1 CPU)"
 	stosq=$BUILD/boot-run-stosq
-	SMP=1 BOOT_CLOCK=icount-stosq GUEST_APPEND="${GUEST_APPEND:-} ap.real_rounds=$REAL_ROUNDS ap.bench=seq:sparse" \
+	SMP=1 BOOT_CLOCK=icount-stosq GUEST_APPEND="${GUEST_APPEND:-} ap.real_rounds=$REAL_ROUNDS ap.bench=seq:sparse:readwrite" \
 	boot_clean "$OBJ_Y/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$stosq" run
 fi
 if [ "$CLOCK" = icount ] && [ -f "$SRC/mm/anon_prefault.c" ]; then

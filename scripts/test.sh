@@ -48,6 +48,10 @@ NPATCH=$(printf '%s' "$PATCHES" | grep -c . || true)
 # 0. The harness's own checks fail on made-up broken runs.
 step harness "checking that the harness's checks fail when they should"
 tally < <(checker_lines harness python3 "$TOP/scripts/harness-selftest.py" "$TOP")
+# ... and the documents: configs/exceptions holds only known kinds, and
+# every figure quoted outside RESULTS is one of RESULTS' figures.
+tally < <(exceptions_check)
+tally < <(checker_lines figures python3 "$TOP/scripts/check-figures.py" "$TOP")
 
 # 1. The series applies to the pristine tree exactly.
 step apply "copying the pristine tree and applying $NPATCH patches"
@@ -85,7 +89,7 @@ for p in $PATCHES; do
 	out=$(cd "$PRISTINE" && perl scripts/checkpatch.pl --strict --show-types \
 		"$TOP/patches/$p" 2>&1)
 	total=$(printf '%s\n' "$out" | grep -E '^total:' | tail -1)
-	allowed=$(sed -n "s/^- checkpatch: $p \([A-Z_]*\) .*/\1/p" "$TOP/README")
+	allowed=$(exceptions checkpatch | sed -n "s/^$p \([A-Z_]*\) .*/\1/p")
 	bad=$(printf '%s\n' "$out" | grep -E '^(ERROR|WARNING|CHECK):' |
 		sed 's/^\([A-Z]*\):\([A-Z_]*\):.*/\2/' | sort -u |
 		grep -vxF -f <(printf '%s\n' $allowed @none@))
@@ -95,7 +99,7 @@ for p in $PATCHES; do
 		printf '%s\n' "$out" | grep -E -A4 '^(ERROR|WARNING|CHECK):' | head -40
 		fail "checkpatch: $p: $total ($(echo $bad))"
 	else
-		pass "checkpatch: $p: $total${allowed:+ (README-listed: $(echo $allowed))}"
+		pass "checkpatch: $p: $total${allowed:+ (configs/exceptions: $(echo $allowed))}"
 	fi
 done
 
@@ -309,20 +313,20 @@ make_initramfs "$BUILD/guest" "$BUILD/initramfs.cpio.gz"
 # shellcheck disable=SC2086
 make_initramfs "$BUILD/guest" "$BUILD/initramfs-ext.cpio.gz" $EXTERNAL_PROGRAMS
 
-# README-listed SKIPs allowed on a =y kernel, lines "- skip: SUITE WORD why":
+# SKIPs allowed on a =y kernel, configs/exceptions' "- skip: SUITE WORD why":
 # prints the reason when $1 ("SUITE: description") names WORD.
 skip_allowed() {
 	local suite word why
 	while read -r suite word why; do
 		case $1 in "$suite: "*"$word"*) echo "$why"; return 0 ;; esac
-	done < <(sed -n 's/^- skip: //p' "$TOP/README")
+	done < <(exceptions skip)
 	return 1
 }
 
 # count_results LABEL LOG [SUITES]: counts every TAP result of the report
 # as one check, "LABEL: ..." each; SUITES (comma separated) must all be
-# in the report. On a =y kernel a SKIP is a FAIL unless the README lists
-# it: a test that cannot run there proves nothing.
+# in the report. On a =y kernel a SKIP is a FAIL unless configs/exceptions
+# lists it: a test that cannot run there proves nothing.
 count_results() {
 	local label=$1 log=$2 expect=${3:-} st desc why
 	while IFS=$'\t' read -r st desc; do
@@ -332,9 +336,9 @@ count_results() {
 			if [ "$label" = guest-n ]; then
 				skip "$label: $desc"
 			elif why=$(skip_allowed "$desc"); then
-				skip "$label: $desc (README: $why)"
+				skip "$label: $desc (configs/exceptions: $why)"
 			else
-				fail "$label: $desc (a SKIP on the =y kernel; the README must list it to allow it)"
+				fail "$label: $desc (a SKIP on the =y kernel; configs/exceptions must list it to allow it)"
 			fi ;;
 		*) fail "$label: $desc" ;;
 		esac
@@ -417,7 +421,7 @@ fi
 # A movable zone: the =y kernel with movablecore=, where the functional
 # test's longterm_pin case runs (a FOLL_LONGTERM pin gets no page from
 # ZONE_MOVABLE, mapped ahead or not); the other boots have no movable zone
-# and report it as SKIP (README). The same boot sets the mTHP sizes with
+# and report it as SKIP (configs/exceptions). The same boot sets the mTHP sizes with
 # thp_anon=, "auto" among them once the series offers it, and checks them
 # (thp_boot) before the job sets every size to never.
 if [ $HAS_FEATURE = 1 ] && [ -x "$BUILD/guest/anon_prefault" ]; then
@@ -543,14 +547,14 @@ if [ $HAS_FEATURE = 1 ] && [ -f "$BUILD/boot-guest-y/results.log" ]; then
 	[ -f "$BUILD/boot-guest-n/results.log" ] &&
 		stock=(--stock "$BUILD/boot-guest-n/results.log")
 	tally "guest-y: " < <(checker_lines upstream python3 "$TOP/scripts/compare-upstream.py" \
-		--readme "$TOP/README" "${stock[@]}" "$BUILD/boot-guest-y/results.log")
+		--exceptions <(exceptions upstream) "${stock[@]}" "$BUILD/boot-guest-y/results.log")
 	for t in $UPSTREAM_FAILED_BUILD; do
 		fail "guest-y: upstream: $t: did not build (see $BUILD/guest/upstream/build.log)"
 	done
 fi
 
 # mte_passed LABEL: the functional test's mte case passed in that boot
-# (the README lets it SKIP, which it does where there is no MTE).
+# (configs/exceptions lets it SKIP, which it does where there is no MTE).
 mte_passed() {
 	if tr -d '\r' <"$BUILD/boot-$1/results.log" |
 	   grep -E '^ok [0-9]+ mte$' >/dev/null; then
@@ -582,7 +586,7 @@ if [ $ARM64 = 1 ]; then
 			# The upstream mm selftests on and off (no stock arm64
 			# kernel to compare with).
 			tally "guest-arm64: " < <(checker_lines upstream python3 \
-				"$TOP/scripts/compare-upstream.py" --readme "$TOP/README" "$alog")
+				"$TOP/scripts/compare-upstream.py" --exceptions <(exceptions upstream) "$alog")
 		fi
 		for t in $UPSTREAM_FAILED_BUILD; do
 			fail "guest-arm64: upstream: $t: did not build (see $BUILD/guest-arm64/upstream/build.log)"

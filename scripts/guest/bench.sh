@@ -10,10 +10,10 @@
 # after a sysctl flip.
 # $1: the sections to run (default all): seq (sequential write, 1 thread),
 # threads (sequential write, 1..nproc threads), sparse, churn, frag,
-# pressure. make run runs threads in a boot of its own on the wall clock
+# pressure, readwrite (read every page, then write it: 1 and 4 threads). make run runs threads in a boot of its own on the wall clock
 # when the others run on the instruction clock (ap.clock=).
 
-SECTIONS=${1:-"seq threads sparse churn frag pressure"}
+SECTIONS=${1:-"seq threads sparse churn frag pressure readwrite"}
 CLOCK=${AP_CLOCK:-wall}
 ROUNDS=${AP_ROUNDS:-5}
 SIZE=${AP_SIZE:-64M}
@@ -79,6 +79,20 @@ has sparse && for p in stride:2 stride:4 random50; do
 	while [ $r -le "$ROUNDS" ]; do
 		for m in $(rotated "$r" off on on-max mthp64k mthp64k+on auto64k+on); do
 			pft_run "sparse-$p" "$m" 1 "$r" -m 16M -p "$p"
+		done
+		r=$((r + 1))
+	done
+done
+
+# Read, then write (pft -B): each page's read fault maps the zero page (a
+# read window maps it ahead), its write copies it; with and without 64K
+# mTHP "always", 1 and 4 threads (on one virtual CPU on the instruction
+# clock: they take turns).
+has readwrite && for t in 1 4; do
+	r=1
+	while [ $r -le "$ROUNDS" ]; do
+		for m in $(rotated "$r" off on mthp64k mthp64k+on); do
+			pft_run readwrite "$m" "$t" "$r" -m 16M -t "$t" -B
 		done
 		r=$((r + 1))
 	done

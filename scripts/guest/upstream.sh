@@ -10,7 +10,23 @@
 # last pair, so a flaky case passes only if it agrees on a later try.
 # Per-binary time limit: the second word of its LIST line, else
 # $AP_UPSTREAM_TIMEOUT seconds (default 300).
+# A binary named in /ap/upstream/AUTO runs a third time, mode "auto":
+# prefault on with the 64 KiB mTHP size at "auto", as an administrator may
+# leave it; after the run "@@T STATE name auto VALUE" gives the size's
+# setting (the tests that save and restore the THP settings must give
+# "auto" back), and the host compares its cases with the on run's. Those
+# binaries test THPs, so every run of theirs (stock included) has THP
+# "madvise" and the PMD size "inherit", as a default kernel has them, where
+# the others keep the guest's "never".
 PF=/proc/sys/vm/anon_prefault
+THP=/sys/kernel/mm/transparent_hugepage
+AUTO_SIZE=$THP/hugepages-64kB/enabled
+PMD_SIZE=$THP/hugepages-$(($(cat $THP/hpage_pmd_size 2>/dev/null || echo 2097152) / 1024))kB/enabled
+
+# selected FILE: the value a THP "enabled" file has selected
+selected() {
+	sed -n 's/.*\[\(.*\)\].*/\1/p' "$1"
+}
 LIMIT=${AP_UPSTREAM_TIMEOUT:-300}
 RETRIES=${AP_UPSTREAM_RETRIES:-2}
 
@@ -20,19 +36,31 @@ RETRIES=${AP_UPSTREAM_RETRIES:-2}
 aslr=$(cat /proc/sys/kernel/randomize_va_space)
 echo 0 >/proc/sys/kernel/randomize_va_space
 
-# run NAME LIMIT on|off|stock: one framed run; its result lines go to
-# /tmp/up.MODE
+# run NAME LIMIT on|off|auto|stock: one framed run; its result lines go
+# to /tmp/up.MODE
 run() {
 	case $3 in
 	on) echo 1 >$PF ;;
 	off) echo 0 >$PF ;;
+	auto) echo 1 >$PF; echo auto >$AUTO_SIZE ;;
 	esac
+	thp=$(selected $THP/enabled) pmd=$(selected $PMD_SIZE)
+	if grep -qx "$1" /ap/upstream/AUTO 2>/dev/null; then
+		echo madvise 2>/dev/null >$THP/enabled
+		echo inherit 2>/dev/null >$PMD_SIZE
+	fi
 	start=$(date +%s)
 	timeout "$2" "./$1" </dev/null >/tmp/up.out 2>&1
 	rc=$?
+	echo "$thp" 2>/dev/null >$THP/enabled
+	echo "$pmd" 2>/dev/null >$PMD_SIZE
 	echo "@@T BEGIN $1 $3"
 	cat /tmp/up.out
 	echo "@@T END $1 $3 rc=$rc secs=$(($(date +%s) - start))"
+	if [ "$3" = auto ]; then
+		echo "@@T STATE $1 auto $(selected $AUTO_SIZE)"
+		echo never >$AUTO_SIZE
+	fi
 	{
 		echo "rc=$rc"
 		grep -E '^(# )?(not )?ok [0-9]|^Testing .*\.\.\.' /tmp/up.out |
@@ -49,18 +77,30 @@ if ! [ -f $PF ]; then
 	echo "$aslr" >/proc/sys/kernel/randomize_va_space
 	exit 0
 fi
+# until_agree NAME LIMIT TAG MODE...: runs NAME in each MODE, and again
+# (each time announced by "@@T TAG NAME", up to $RETRIES times) while the
+# last MODE's results differ from the on run's.
+until_agree() {
+	name=$1 limit=$2 tag=$3
+	shift 3
+	try=0
+	while :; do
+		for m in "$@"; do
+			run "$name" "$limit" "$m"
+		done
+		cmp -s /tmp/up.on "/tmp/up.$m" && break
+		try=$((try + 1))
+		[ $try -gt "$RETRIES" ] && break
+		echo "@@T $tag $name"
+	done
+}
+
 echo "# upstream mm selftests, each with vm.anon_prefault=1 then =0"
 while read -r t limit; do
 	[ -x "./$t" ] || continue
-	try=0
-	while :; do
-		run "$t" "${limit:-$LIMIT}" on
-		run "$t" "${limit:-$LIMIT}" off
-		cmp -s /tmp/up.on /tmp/up.off && break
-		try=$((try + 1))
-		[ $try -gt "$RETRIES" ] && break
-		echo "@@T RETRY $t"
-	done
+	until_agree "$t" "${limit:-$LIMIT}" RETRY on off
+	grep -qx "$t" /ap/upstream/AUTO 2>/dev/null &&
+		until_agree "$t" "${limit:-$LIMIT}" RETRY-AUTO auto
 done </ap/upstream/LIST
 echo 1 >$PF
 echo "$aslr" >/proc/sys/kernel/randomize_va_space
