@@ -43,6 +43,21 @@ OK_RC = (0, 4)          # kselftest: pass, skip
 EXCUSES = ('exit', 'plan', 'flaky', 'differs')
 
 
+def read_report(path):
+    """A guest report with its serial line ends (CR LF, and a bare CR of a
+    progress line) as newlines."""
+    with open(path, encoding='utf-8', errors='replace') as f:
+        return f.read().replace('\r\n', '\n').replace('\r', '\n')
+
+
+def retry_counts(body, tag):
+    """How many times each binary was run again: its "@@T TAG NAME" lines."""
+    counts = {}
+    for m in re.finditer(r'^@@T %s (\S+)$' % re.escape(tag), body, re.M):
+        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    return counts
+
+
 def suite_text(text, name):
     m = re.search(r'^@@AP BEGIN %s\n(.*?)^@@AP END %s rc=' % (name, name),
                   text, re.S | re.M)
@@ -106,7 +121,8 @@ def binaries(body, mode):
 
 
 def case_differences(a, b, names=('on', 'off')):
-    """The cases whose results differ between runs @a (on) and @b (off)."""
+    """The cases whose results differ between runs @a and @b, named
+    @names (on and off unless said)."""
     return ['%s %s=%s %s=%s' % (k, names[0], a['cases'].get(k, 'missing'),
                                 names[1], b['cases'].get(k, 'missing'))
             for k in sorted(set(a['cases']) | set(b['cases']))
@@ -160,8 +176,7 @@ def main():
         else:
             stock_log = args[1]
         args = args[2:]
-    text = open(args[0], encoding='utf-8', errors='replace').read()
-    text = text.replace('\r\n', '\n').replace('\r', '\n')
+    text = read_report(args[0])
     excuses = read_excuses(exc_file)
     body = suite_text(text, 'upstream')
     if body is None:
@@ -169,8 +184,7 @@ def main():
         return 0
     stock = None
     if stock_log:
-        stext = open(stock_log, encoding='utf-8', errors='replace').read()
-        sbody = suite_text(stext.replace('\r\n', '\n').replace('\r', '\n'), 'upstream')
+        sbody = suite_text(read_report(stock_log), 'upstream')
         if sbody is None:
             print('FAIL\tupstream: the stock (=n) kernel\'s upstream suite did not finish')
         else:
@@ -178,9 +192,7 @@ def main():
     on_runs, off_runs = binaries(body, 'on'), binaries(body, 'off')
     on = {k: v[-1] for k, v in on_runs.items()}
     off = {k: v[-1] for k, v in off_runs.items()}
-    retries = {}
-    for m in re.finditer(r'^@@T RETRY (\S+)', body, re.M):
-        retries[m.group(1)] = retries.get(m.group(1), 0) + 1
+    retries = retry_counts(body, 'RETRY')
     for name in sorted(set(on) | set(off)):
         a, b = on.get(name), off.get(name)
         if a is None or b is None:
@@ -256,9 +268,7 @@ def compare_auto(body, on, excuses):
     cases, and the size's setting "auto" again after the binary."""
     auto_runs = binaries(body, 'auto')
     state = dict(re.findall(r'^@@T STATE (\S+) auto (.*)$', body, re.M))
-    retries = {}
-    for m in re.finditer(r'^@@T RETRY-AUTO (\S+)', body, re.M):
-        retries[m.group(1)] = retries.get(m.group(1), 0) + 1
+    retries = retry_counts(body, 'RETRY-AUTO')
     for name in sorted(auto_runs):
         x, a = auto_runs[name][-1], on.get(name)
         if a is None:
@@ -266,7 +276,8 @@ def compare_auto(body, on, excuses):
             continue
         bad, excused = [], []
         problems = run_problems(x, 'auto')
-        if retries.get(name):
+        diff = case_differences(a, x, ('on', 'auto'))
+        if retries.get(name) and not diff and a['rc'] == x['rc']:
             problems.append(('flaky', 'auto agreed with on only after %d '
                              'retries' % retries[name]))
         for kind, msg in problems:
@@ -274,7 +285,6 @@ def compare_auto(body, on, excuses):
                 excused.append(msg)
             else:
                 bad.append(msg)
-        diff = case_differences(a, x, ('on', 'auto'))
         if diff:
             bad.insert(0, 'differs: %s' % '; '.join(diff[:8]))
         if state.get(name) != 'auto':

@@ -421,9 +421,9 @@ fi
 # A movable zone: the =y kernel with movablecore=, where the functional
 # test's longterm_pin case runs (a FOLL_LONGTERM pin gets no page from
 # ZONE_MOVABLE, mapped ahead or not); the other boots have no movable zone
-# and report it as SKIP (configs/exceptions). The same boot sets the mTHP sizes with
-# thp_anon=, "auto" among them once the series offers it, and checks them
-# (thp_boot) before the job sets every size to never.
+# and report it as SKIP (configs/exceptions). The same boot sets the mTHP
+# sizes with thp_anon=, "auto" among them once the series offers it, and
+# checks them (thp_boot) before the job sets every size to never.
 if [ $HAS_FEATURE = 1 ] && [ -x "$BUILD/guest/anon_prefault" ]; then
 	thp="thp_anon=64K:always ap.thp_expect=64kB:always,2048kB:never"
 	if grep -qs 'strcmp(policy, "auto")' "$SRC/mm/huge_memory.c"; then

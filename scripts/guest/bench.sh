@@ -10,8 +10,9 @@
 # after a sysctl flip.
 # $1: the sections to run (default all): seq (sequential write, 1 thread),
 # threads (sequential write, 1..nproc threads), sparse, churn, frag,
-# pressure, readwrite (read every page, then write it: 1 and 4 threads). make run runs threads in a boot of its own on the wall clock
-# when the others run on the instruction clock (ap.clock=).
+# pressure, readwrite (read every page, then write it: 1 and 4 threads).
+# make run runs threads in a boot of its own on the wall clock when the
+# others run on the instruction clock (ap.clock=).
 
 SECTIONS=${1:-"seq threads sparse churn frag pressure readwrite"}
 CLOCK=${AP_CLOCK:-wall}

@@ -39,12 +39,12 @@ echo 0 >/proc/sys/kernel/randomize_va_space
 # run NAME LIMIT on|off|auto|stock: one framed run; its result lines go
 # to /tmp/up.MODE
 run() {
+	thp=$(selected $THP/enabled) pmd=$(selected $PMD_SIZE) size=$(selected $AUTO_SIZE)
 	case $3 in
 	on) echo 1 >$PF ;;
 	off) echo 0 >$PF ;;
 	auto) echo 1 >$PF; echo auto >$AUTO_SIZE ;;
 	esac
-	thp=$(selected $THP/enabled) pmd=$(selected $PMD_SIZE)
 	if grep -qx "$1" /ap/upstream/AUTO 2>/dev/null; then
 		echo madvise 2>/dev/null >$THP/enabled
 		echo inherit 2>/dev/null >$PMD_SIZE
@@ -59,7 +59,7 @@ run() {
 	echo "@@T END $1 $3 rc=$rc secs=$(($(date +%s) - start))"
 	if [ "$3" = auto ]; then
 		echo "@@T STATE $1 auto $(selected $AUTO_SIZE)"
-		echo never >$AUTO_SIZE
+		echo "$size" >$AUTO_SIZE
 	fi
 	{
 		echo "rc=$rc"
